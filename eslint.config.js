@@ -1,0 +1,47 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["**/dist/**", "**/node_modules/**", "proto/gen/**", ".data/**", "deploy/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.js", "*.ts"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false } }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    // The domain core is plain functions and types: no transport, database or broker imports.
+    files: ["services/*/src/domain/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@grpc/*", "koa", "@koa/*", "knex", "pg", "nats", "@platform/proto/*"],
+              message: "domain code must not depend on transport, database or broker packages",
+            },
+            {
+              group: ["@platform/service-kit/*", "!@platform/service-kit/errors"],
+              message: "domain code may only use @platform/service-kit/errors",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["**/*.js"],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

@@ -1,0 +1,63 @@
+import { z } from "zod";
+
+/** A configuration that failed validation; the message names every bad variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join("; ")}`);
+  }
+}
+
+export type Environment = Record<string, string | undefined>;
+
+/**
+ * Parses the environment once, at start-up, against a zod schema whose keys are the variable
+ * names. Throws ConfigError naming each bad variable and what was wrong with it.
+ */
+export function loadConfig<S extends z.ZodObject>(schema: S, env: Environment): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const variable = issue.path.join(".") || "(environment)";
+    const got = typeof issue.path[0] === "string" ? env[issue.path[0]] : undefined;
+    return got === undefined
+      ? `${variable}: ${issue.message}`
+      : `${variable}: ${issue.message} (got ${JSON.stringify(got)})`;
+  });
+  throw new ConfigError(problems);
+}
+
+/** Reusable variable parsers, so every service spells the same kind of value the same way. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+  host: (fallback: string) => z.string().min(1).default(fallback),
+  postgresUrl: (fallback: string) =>
+    z
+      .string()
+      .default(fallback)
+      .refine((v) => /^postgres(ql)?:\/\//.test(v), "must be a postgres:// URL"),
+  logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  duration: (fallbackMs: number) =>
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => {
+        if (v === undefined || v === "") return fallbackMs;
+        const ms = parseDuration(v);
+        if (ms === undefined) {
+          ctx.addIssue({ code: "custom", message: "must be a duration such as 500ms, 10s, 5m or 24h" });
+          return z.NEVER;
+        }
+        return ms;
+      }),
+};
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "250ms", "10s", "5m", "24h", "1d" -> milliseconds; undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * units[match[2]!]!;
+}

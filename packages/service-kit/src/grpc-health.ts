@@ -1,0 +1,40 @@
+import { credentials, makeGenericClientConstructor, type Client, type ServiceDefinition } from "@grpc/grpc-js";
+import { service as healthService } from "grpc-health-check";
+
+export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN" | "UNREACHABLE";
+
+const HealthClient = makeGenericClientConstructor(
+  healthService,
+  "grpc.health.v1.Health",
+);
+
+type HealthCheck = (
+  request: { service: string },
+  options: { deadline: number },
+  callback: (error: Error | null, response?: { status: string }) => void,
+) => void;
+
+/**
+ * A `grpc.health.v1.Health/Check` client for one address. Used by the gateway's /readyz and by
+ * tests; Kubernetes probes use the same service through the kubelet's native grpc probe.
+ */
+export class HealthChecker {
+  private readonly client: Client;
+  constructor(readonly address: string) {
+    this.client = new HealthClient(address, credentials.createInsecure());
+  }
+
+  check(service = "", timeoutMs = 1_000): Promise<ServingStatus> {
+    const check = (this.client as unknown as { check: HealthCheck }).check.bind(this.client);
+    return new Promise((resolve) => {
+      check({ service }, { deadline: Date.now() + timeoutMs }, (error, response) => {
+        if (error) resolve((error as { code?: number }).code === 5 ? "SERVICE_UNKNOWN" : "UNREACHABLE");
+        else resolve((response?.status ?? "UNKNOWN") as ServingStatus);
+      });
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from "node:crypto";
+import {
+  Metadata,
+  Server,
+  ServerCredentials,
+  status as Status,
+  type handleUnaryCall,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type ServiceError,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import type { Logger } from "pino";
+import { Counter, Histogram, type Registry } from "prom-client";
+import { DomainError, type ErrorKind } from "./errors.js";
+import { isTransientDatabaseError } from "./postgres.js";
+
+/** Metadata key that carries the partner-facing request id from the gateway to every service. */
+export const REQUEST_ID_METADATA = "x-request-id";
+/** Trailing metadata key that carries a DomainError's stable code back to the caller. */
+export const ERROR_CODE_METADATA = "error-code";
+
+/** What a handler gets besides its request: the request id and a logger already bound to it. */
+export interface CallContext {
+  requestId: string;
+  logger: Logger;
+  metadata: Metadata;
+}
+
+interface MethodDefinitionLike {
+  path: string;
+  requestStream: boolean;
+  responseStream: boolean;
+  requestDeserialize(bytes: Buffer): unknown;
+  responseSerialize(value: never): Buffer;
+}
+
+/** The generated service definition (ts-proto `XServiceService`). */
+export type ServiceDefinitionLike = Record<string, MethodDefinitionLike>;
+
+/** A service implementation: one async function per unary method, derived from the definition. */
+export type UnaryHandlers<D extends ServiceDefinitionLike> = {
+  [K in keyof D]: D[K] extends {
+    requestDeserialize(bytes: Buffer): infer Req;
+    responseSerialize(value: infer Res): Buffer;
+  }
+    ? (request: Req, context: CallContext) => Promise<Res>
+    : never;
+};
+
+/** One table from domain error kinds to gRPC status codes. */
+export const statusForErrorKind: Record<ErrorKind, Status> = {
+  invalid_argument: Status.INVALID_ARGUMENT,
+  not_found: Status.NOT_FOUND,
+  already_exists: Status.ALREADY_EXISTS,
+  conflict: Status.ABORTED,
+  failed_precondition: Status.FAILED_PRECONDITION,
+  permission_denied: Status.PERMISSION_DENIED,
+  unauthenticated: Status.UNAUTHENTICATED,
+  resource_exhausted: Status.RESOURCE_EXHAUSTED,
+  unavailable: Status.UNAVAILABLE,
+};
+
+function serviceErrorFor(error: unknown, logger: Logger): Partial<ServiceError> {
+  const metadata = new Metadata();
+  if (error instanceof DomainError) {
+    metadata.set(ERROR_CODE_METADATA, error.code);
+    if (error.kind === "unavailable") logger.warn({ err: error }, error.message);
+    return { code: statusForErrorKind[error.kind], details: error.message, metadata };
+  }
+  if (isTransientDatabaseError(error)) {
+    logger.warn({ err: error }, "database unavailable");
+    metadata.set(ERROR_CODE_METADATA, "service.unavailable");
+    return { code: Status.UNAVAILABLE, details: "temporarily unavailable", metadata };
+  }
+  // Anything else is a bug: log the cause, send nothing of it.
+  logger.error({ err: error }, "unhandled error");
+  metadata.set(ERROR_CODE_METADATA, "internal");
+  return { code: Status.INTERNAL, details: "internal error", metadata };
+}
+
+export interface GrpcInstrumentation {
+  logger: Logger;
+  handled: Counter<"grpc_service" | "grpc_method" | "grpc_code">;
+  handlingSeconds: Histogram<"grpc_service" | "grpc_method" | "grpc_code">;
+  inFlight: Set<Promise<unknown>>;
+}
+
+export function createGrpcInstrumentation(logger: Logger, registry: Registry): GrpcInstrumentation {
+  return {
+    logger,
+    handled: new Counter({
+      name: "grpc_server_handled_total",
+      help: "RPCs completed on the server, regardless of success or failure.",
+      labelNames: ["grpc_service", "grpc_method", "grpc_code"],
+      registers: [registry],
+    }),
+    handlingSeconds: new Histogram({
+      name: "grpc_server_handling_seconds",
+      help: "Time from receiving an RPC to sending its response, in seconds.",
+      labelNames: ["grpc_service", "grpc_method", "grpc_code"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    inFlight: new Set(),
+  };
+}
+
+/**
+ * Turns async handlers into grpc-js unary handlers wrapped in the one interceptor every call
+ * goes through: request id from metadata, a request-scoped logger, metrics, and the mapping of
+ * thrown errors to gRPC status (DomainError -> its status and code; transient database failure ->
+ * UNAVAILABLE; anything else -> opaque INTERNAL with the cause logged).
+ */
+export function instrumentService<D extends ServiceDefinitionLike>(
+  definition: D,
+  handlers: UnaryHandlers<D>,
+  instrumentation: GrpcInstrumentation,
+): UntypedServiceImplementation {
+  const implementation: UntypedServiceImplementation = {};
+  for (const [name, method] of Object.entries(definition)) {
+    if (method.requestStream || method.responseStream) {
+      throw new Error(`${method.path}: only unary methods are supported`);
+    }
+    const [, serviceName = "", methodName = name] = /^\/([^/]+)\/([^/]+)$/.exec(method.path) ?? [];
+    const handler = handlers[name as keyof D] as unknown as (req: unknown, ctx: CallContext) => Promise<unknown>;
+    const unary: handleUnaryCall<unknown, unknown> = (call: ServerUnaryCall<unknown, unknown>, callback) => {
+      const started = process.hrtime.bigint();
+      const requestId = String(call.metadata.get(REQUEST_ID_METADATA)[0] ?? randomUUID());
+      const logger = instrumentation.logger.child({ requestId, grpcMethod: method.path });
+      const work = handler(call.request, { requestId, logger, metadata: call.metadata }).then(
+        (response) => {
+          finish(Status.OK);
+          callback(null, response);
+        },
+        (error: unknown) => {
+          const serviceError = serviceErrorFor(error, logger);
+          finish(serviceError.code ?? Status.INTERNAL);
+          callback(serviceError);
+        },
+      );
+      instrumentation.inFlight.add(work);
+      void work.finally(() => instrumentation.inFlight.delete(work));
+      function finish(code: Status) {
+        const labels = { grpc_service: serviceName, grpc_method: methodName, grpc_code: Status[code] };
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        instrumentation.handled.inc(labels);
+        instrumentation.handlingSeconds.observe(labels, seconds);
+        logger.debug({ grpcCode: Status[code], durationMs: seconds * 1000 }, "rpc handled");
+      }
+    };
+    implementation[name] = unary;
+  }
+  return implementation;
+}
+
+export interface GrpcServiceRegistration {
+  definition: ServiceDefinitionLike;
+  implementation: UntypedServiceImplementation;
+}
+
+export interface RunningGrpcServer {
+  port: number;
+  health: HealthImplementation;
+  /** Marks every service NOT_SERVING, lets in-flight calls finish (up to graceMs), then closes. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/**
+ * Starts a grpc-js server with the given services plus `grpc.health.v1.Health`, where the
+ * overall status ("") and each service name report SERVING once bound.
+ */
+export async function startGrpcServer(options: {
+  host: string;
+  port: number;
+  services: GrpcServiceRegistration[];
+  instrumentation: GrpcInstrumentation;
+}): Promise<RunningGrpcServer> {
+  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
+  const serviceNames = [""];
+  for (const { definition, implementation } of options.services) {
+    server.addService(definition as unknown as ServiceDefinition, implementation);
+    const first = Object.values(definition)[0];
+    if (first) serviceNames.push(first.path.split("/")[1]!);
+  }
+  const health = new HealthImplementation(Object.fromEntries(serviceNames.map((n) => [n, "NOT_SERVING"])));
+  health.addToServer(server);
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
+  });
+  for (const name of serviceNames) health.setStatus(name, "SERVING");
+  return {
+    port,
+    health,
+    async shutdown(graceMs) {
+      for (const name of serviceNames) health.setStatus(name, "NOT_SERVING");
+      // tryShutdown stops accepting new calls and resolves once in-flight calls have finished.
+      const drained = new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
+      if ((await Promise.race([drained, timer])) === "timeout") {
+        options.instrumentation.logger.warn({ graceMs }, "in-flight calls did not finish in time; forcing shutdown");
+        server.forceShutdown();
+      }
+      await Promise.allSettled([...options.instrumentation.inFlight]);
+    },
+  };
+}

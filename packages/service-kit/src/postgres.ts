@@ -1,0 +1,90 @@
+import knexFactory, { type Knex } from "knex";
+
+export type { Knex } from "knex";
+
+/** One migration: knex's up/down pair, named by its file so ordering is explicit. */
+export interface Migration {
+  name: string;
+  up(db: Knex): Promise<void>;
+  down(db: Knex): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  /** The service's own schema; its tables and its migrations table live there. */
+  schema: string;
+  poolMax?: number;
+  /** application_name in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** A knex instance bound to one service's schema (search_path), with a bounded pool. */
+export function createDatabase(options: DatabaseOptions): Knex {
+  return knexFactory({
+    client: "pg",
+    connection: {
+      connectionString: options.url,
+      application_name: options.applicationName ?? options.schema,
+    },
+    searchPath: [options.schema],
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    acquireConnectionTimeout: 5_000,
+  });
+}
+
+/**
+ * Brings the service's schema to the latest migration. The migration list is passed in (no
+ * directory scanning), so the compiled service and its image carry exactly what they run.
+ * Safe to run from several replicas at once: knex takes a lock row in the schema.
+ */
+export async function migrateToLatest(db: Knex, schema: string, migrations: Migration[]): Promise<string[]> {
+  await db.raw("create schema if not exists ??", [schema]).catch((error: unknown) => {
+    // Two processes racing on "create schema if not exists" may hit a unique violation.
+    if ((error as { code?: string }).code !== "23505") throw error;
+  });
+  const [, applied] = (await db.migrate.latest({
+    schemaName: schema,
+    tableName: "knex_migrations",
+    migrationSource: {
+      getMigrations: () => Promise.resolve(migrations),
+      getMigrationName: (migration: Migration) => migration.name,
+      getMigration: (migration: Migration) => Promise.resolve(migration),
+    },
+  })) as [number, string[]];
+  return applied;
+}
+
+/** Waits until Postgres answers (a fresh cluster or a restarting one), up to `timeoutMs`. */
+export async function waitForDatabase(db: Knex, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db.raw("select 1");
+      return;
+    } catch (error) {
+      if (Date.now() > deadline || !isTransientDatabaseError(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+    }
+  }
+}
+
+const transientNodeCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
+
+/**
+ * True for failures that mean "the database is not reachable right now" rather than "this query
+ * is wrong": connection refused or reset, Postgres shutting down or starting up (SQLSTATE class 08
+ * and 57P0x), pool acquisition timeouts. Callers answer these with UNAVAILABLE, never INTERNAL.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  if (name === "KnexTimeoutError") return true;
+  if (typeof code === "string") {
+    if (transientNodeCodes.has(code)) return true;
+    if (code.startsWith("08") || code.startsWith("57P")) return true;
+  }
+  return (
+    typeof message === "string" &&
+    /Connection terminated|connection ended|Client has encountered a connection error/i.test(message)
+  );
+}

@@ -1,0 +1,49 @@
+import type { Knex } from "@platform/service-kit/postgres";
+import { PetNotFoundError, type NewPet, type Pet, type PetStatus } from "../domain/pet.js";
+import type { PetPageQuery } from "../domain/pet-page.js";
+
+interface PetRow {
+  id: string;
+  name: string;
+  category_id: string;
+  status: PetStatus;
+}
+
+const columns = ["id", "name", "category_id", "status"];
+
+function toPet(row: PetRow): Pet {
+  return { id: String(row.id), name: row.name, categoryId: String(row.category_id), status: row.status };
+}
+
+export interface PetRepository {
+  create(pet: NewPet): Promise<Pet>;
+  get(id: string): Promise<Pet>;
+  /** Up to query.limit + 1 pets after query.afterId, by id; the extra row says a next page exists. */
+  listPageWithLookahead(query: PetPageQuery): Promise<Pet[]>;
+}
+
+/** Pets in the catalog schema (bigint ids come back from pg as strings, kept exact). */
+export function createPetRepository(db: Knex): PetRepository {
+  return {
+    async create(pet) {
+      const [row] = await db("pets")
+        .insert({ name: pet.name, category_id: pet.categoryId, status: pet.status })
+        .returning<PetRow[]>(columns);
+      return toPet(row!);
+    },
+    async get(id) {
+      const row = await db("pets").first<PetRow | undefined>(columns).where({ id });
+      if (!row) throw new PetNotFoundError(id);
+      return toPet(row);
+    },
+    async listPageWithLookahead(query) {
+      const select = db("pets")
+        .select<PetRow[]>(columns)
+        .orderBy("id", "asc")
+        .limit(query.limit + 1);
+      if (query.status) void select.where("status", query.status);
+      if (query.afterId !== undefined) void select.where("id", ">", query.afterId);
+      return (await select).map(toPet);
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { CatalogServiceService } from "@platform/proto/catalog/v1";
+import { createLogger } from "@platform/service-kit/logger";
+import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
+import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
+import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import { migrations } from "../migrations/index.js";
+import { CATALOG_SCHEMA, loadCatalogConfig } from "./config.js";
+import { createPetRepository } from "./db/pet-repository.js";
+import { createCatalogService } from "./grpc/catalog-service.js";
+
+const bootLogger = createLogger("catalog", "info");
+
+async function main() {
+  const config = loadCatalogConfig(process.env);
+  const logger = createLogger("catalog", config.LOG_LEVEL);
+  const db = createDatabase({ url: config.DATABASE_URL, schema: CATALOG_SCHEMA, poolMax: config.DATABASE_POOL_MAX });
+  await waitForDatabase(db, 30_000);
+  if (config.MIGRATE_ON_START) {
+    const applied = await migrateToLatest(db, CATALOG_SCHEMA, migrations);
+    if (applied.length > 0) logger.info({ applied }, "migrations applied");
+  }
+
+  const registry = createMetricsRegistry("catalog");
+  const instrumentation = createGrpcInstrumentation(logger, registry);
+  const grpc = await startGrpcServer({
+    host: config.GRPC_HOST,
+    port: config.GRPC_PORT,
+    instrumentation,
+    services: [
+      {
+        definition: CatalogServiceService,
+        implementation: instrumentService(
+          CatalogServiceService,
+          createCatalogService({ pets: createPetRepository(db) }),
+          instrumentation,
+        ),
+      },
+    ],
+  });
+  const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
+  logger.info({ grpcPort: grpc.port, metricsPort: metrics.port }, "listening");
+
+  exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
+    await grpc.shutdown(config.SHUTDOWN_GRACE);
+    await metrics.close();
+    await db.destroy();
+  });
+}
+
+main().catch((error: unknown) => failStartup(bootLogger, error));

@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { env, loadConfig, type Environment } from "@platform/service-kit/config";
+
+const schema = z.object({
+  PORT: env.port(8080),
+  HOST: env.host("0.0.0.0"),
+  METRICS_HOST: env.host("0.0.0.0"),
+  METRICS_PORT: env.port(9464),
+  DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
+  DATABASE_POOL_MAX: env.positiveInt(10),
+  CATALOG_ADDR: z.string().min(1).default("127.0.0.1:50051"),
+  /** Deadline of every gRPC call the gateway makes. */
+  UPSTREAM_TIMEOUT: env.duration(5_000),
+  /** How long a verified API key is trusted without a database read (revocation evicts at once). */
+  API_KEY_CACHE_TTL: env.duration(30_000),
+  /** When set (https://api.example.com), Link headers are absolute; otherwise path-absolute. */
+  PUBLIC_BASE_URL: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || v === "" || /^https?:\/\/[^/]+$/.test(v),
+      "must be an origin such as https://api.example.com",
+    ),
+  LOG_LEVEL: env.logLevel(),
+  SHUTDOWN_GRACE: env.duration(25_000),
+  MIGRATE_ON_START: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+});
+
+export type GatewayConfig = z.infer<typeof schema>;
+export const GATEWAY_SCHEMA = "gateway";
+
+export function loadGatewayConfig(environment: Environment): GatewayConfig {
+  return loadConfig(schema, environment);
+}

@@ -1,0 +1,155 @@
+import { catalogCodeForStatus } from "../catalog-errors.js";
+import { GET_PET_SUNSET } from "../catalog-routes.js";
+
+const errorResponse = (description: string) => ({
+  description,
+  headers: { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } },
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+});
+
+const common = {
+  "401": errorResponse("The API key is missing, malformed, unknown or revoked."),
+  "405": errorResponse("The path exists but not with this method; see the Allow header."),
+  "500": errorResponse("An unexpected failure; nothing internal is disclosed."),
+  "503": {
+    ...errorResponse("A downstream service is temporarily unavailable; retry with backoff."),
+    headers: {
+      "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+      "Retry-After": { schema: { type: "string" } },
+    },
+  },
+};
+
+/** OpenAPI 3.1 document of the animal interface, served at /v1/openapi.json. */
+export const catalogOpenApi = {
+  openapi: "3.1.0",
+  info: {
+    title: "Animal catalog",
+    version: "1.0.0",
+    description:
+      "Lists, adds and retrieves animals. All operations need `Authorization: Bearer <API key>`. " +
+      "Errors use the Error shape; its `code` is one per status: " +
+      Object.entries(catalogCodeForStatus)
+        .map(([status, code]) => `${status} \`${code}\``)
+        .join(", ") +
+      ".",
+  },
+  servers: [{ url: "/v1" }],
+  security: [{ bearerAuth: [] }],
+  paths: {
+    "/pets": {
+      get: {
+        operationId: "listPets",
+        summary: "List pets, oldest first, optionally by status.",
+        parameters: [
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
+          { name: "status", in: "query", schema: { $ref: "#/components/schemas/PetStatus" } },
+          {
+            name: "cursor",
+            in: "query",
+            description: "Opaque; taken from the `next` link of the previous page.",
+            schema: { type: "string" },
+          },
+        ],
+        responses: {
+          "200": {
+            description: 'A page of pets. While more remain, `Link: <…>; rel="next"` names the next page.',
+            headers: {
+              "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+              Link: { schema: { type: "string" }, description: 'RFC 8288 link with rel="next"' },
+            },
+            content: { "application/json": { schema: { $ref: "#/components/schemas/Pets" } } },
+          },
+          "400": errorResponse("A query parameter is invalid (limit, status or cursor)."),
+          ...common,
+        },
+      },
+      post: {
+        operationId: "createPet",
+        summary: "Add a pet.",
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { $ref: "#/components/schemas/NewPet" } } },
+        },
+        responses: {
+          "201": {
+            description: "The pet, as stored.",
+            headers: {
+              "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+              Location: { schema: { type: "string" } },
+            },
+            content: { "application/json": { schema: { $ref: "#/components/schemas/Pet" } } },
+          },
+          "400": errorResponse("Missing required fields, invalid values, or a body that is not a JSON object."),
+          "413": errorResponse("The body is larger than 1 MiB."),
+          "415": errorResponse("The body is not application/json."),
+          ...common,
+        },
+      },
+    },
+    "/pets/{petId}": {
+      get: {
+        operationId: "getPet",
+        deprecated: true,
+        summary: `Deprecated; removed ${GET_PET_SUNSET}. Use GET /pets with a status filter.`,
+        parameters: [{ name: "petId", in: "path", required: true, schema: { type: "integer", format: "int64" } }],
+        responses: {
+          "200": {
+            description: "The pet.",
+            headers: {
+              "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+              Deprecation: { schema: { type: "string", pattern: "^@[0-9]+$" }, description: "RFC 9745" },
+              Sunset: { schema: { type: "string", const: GET_PET_SUNSET }, description: "RFC 8594" },
+              Link: { schema: { type: "string" }, description: 'rel="successor-version"' },
+            },
+            content: { "application/json": { schema: { $ref: "#/components/schemas/Pet" } } },
+          },
+          "400": errorResponse("petId is not a 64-bit integer."),
+          "404": errorResponse("No pet has this id."),
+          ...common,
+        },
+      },
+    },
+  },
+  components: {
+    securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
+    headers: {
+      "X-Request-Id": {
+        description: "Echoes a safe caller-supplied X-Request-Id, else a generated one.",
+        schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" },
+      },
+    },
+    schemas: {
+      PetStatus: { type: "string", enum: ["available", "pending", "sold"] },
+      Pet: {
+        type: "object",
+        required: ["id", "name", "categoryId", "status"],
+        properties: {
+          id: { type: "integer", format: "int64" },
+          name: { type: "string", minLength: 1, maxLength: 200 },
+          categoryId: { type: "integer", format: "int64", minimum: 1 },
+          status: { $ref: "#/components/schemas/PetStatus" },
+        },
+      },
+      NewPet: {
+        type: "object",
+        required: ["name", "categoryId"],
+        properties: {
+          name: { type: "string", minLength: 1, maxLength: 200 },
+          categoryId: { type: "integer", format: "int64", minimum: 1 },
+          status: { $ref: "#/components/schemas/PetStatus", default: "available" },
+        },
+      },
+      Pets: { type: "array", items: { $ref: "#/components/schemas/Pet" } },
+      Error: {
+        type: "object",
+        required: ["code", "message", "status"],
+        properties: {
+          code: { type: "string", enum: Object.values(catalogCodeForStatus) },
+          message: { type: "string" },
+          status: { type: "integer" },
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,83 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { HealthChecker } from "@platform/service-kit/grpc-health";
+import { createLogger } from "@platform/service-kit/logger";
+import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
+import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import { migrations } from "../migrations/index.js";
+import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
+import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
+import { createCatalogClient } from "./grpc/catalog-client.js";
+import { createGatewayApp, type Readiness } from "./http/app.js";
+
+const bootLogger = createLogger("gateway", "info");
+
+async function main() {
+  const config = loadGatewayConfig(process.env);
+  const logger = createLogger("gateway", config.LOG_LEVEL);
+  const db = createDatabase({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, poolMax: config.DATABASE_POOL_MAX });
+  await waitForDatabase(db, 30_000);
+  if (config.MIGRATE_ON_START) {
+    const applied = await migrateToLatest(db, GATEWAY_SCHEMA, migrations);
+    if (applied.length > 0) logger.info({ applied }, "migrations applied");
+  }
+
+  const apiKeys = new CachedApiKeyStore(createApiKeyStore(db), {
+    databaseUrl: config.DATABASE_URL,
+    ttlMs: config.API_KEY_CACHE_TTL,
+    logger,
+  });
+  await apiKeys.start();
+  const catalog = createCatalogClient(config.CATALOG_ADDR, config.UPSTREAM_TIMEOUT);
+  const catalogHealth = new HealthChecker(config.CATALOG_ADDR);
+  let stopping = false;
+
+  const readiness = async (): Promise<Readiness> => {
+    const [database, catalogStatus] = await Promise.all([
+      db.raw("select 1").then(
+        () => "ok",
+        () => "unreachable",
+      ),
+      catalogHealth.check("catalog.v1.CatalogService"),
+    ]);
+    const checks = { database, catalog: catalogStatus, gateway: stopping ? "stopping" : "ok" };
+    return { ready: !stopping && database === "ok" && catalogStatus === "SERVING", checks };
+  };
+
+  const registry = createMetricsRegistry("gateway");
+  const app = createGatewayApp({
+    catalog,
+    apiKeys,
+    logger,
+    registry,
+    readiness,
+    publicBaseUrl: config.PUBLIC_BASE_URL ?? "",
+  });
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 65_000; // longer than a typical load balancer's idle timeout
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, metricsPort: metrics.port, url: `http://127.0.0.1:${port}` }, "listening");
+
+  exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
+    stopping = true; // /readyz answers 503 so the load balancer stops sending new requests
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve()); // stops accepting; resolves when in-flight requests are done
+      server.closeIdleConnections();
+    });
+    await metrics.close();
+    catalog.close();
+    catalogHealth.close();
+    await apiKeys.close();
+    await db.destroy();
+  });
+}
+
+main().catch((error: unknown) => failStartup(bootLogger, error));
