@@ -1,12 +1,9 @@
-import { credentials, makeGenericClientConstructor, type Client, type ServiceDefinition } from "@grpc/grpc-js";
+import { credentials, makeGenericClientConstructor, type Client } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 
 export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN" | "UNREACHABLE";
 
-const HealthClient = makeGenericClientConstructor(
-  healthService,
-  "grpc.health.v1.Health",
-);
+const HealthClient = makeGenericClientConstructor(healthService, "grpc.health.v1.Health");
 
 type HealthCheck = (
   request: { service: string },
