@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { InvalidPetError, parseInt64, validateNewPet } from "./pet.js";
+
+describe("validateNewPet", () => {
+  it("defaults status to available and trims the name", () => {
+    expect(validateNewPet({ name: "  Rex ", categoryId: "7", status: undefined })).toEqual({
+      name: "Rex",
+      categoryId: "7",
+      status: "available",
+    });
+  });
+
+  it("keeps a given status", () => {
+    expect(validateNewPet({ name: "Rex", categoryId: "1", status: "sold" }).status).toBe("sold");
+  });
+
+  it.each([
+    ["", "name must not be empty"],
+    ["   ", "name must not be empty"],
+    ["a".repeat(201), "name must be at most 200 characters"],
+    ["bad\u0000name", "name must not contain control characters"],
+  ])("rejects the name %j", (name, message) => {
+    expect(() => validateNewPet({ name, categoryId: "1", status: undefined })).toThrow(message);
+  });
+
+  it("counts the name in code points, not UTF-16 units", () => {
+    const emoji = "🐶".repeat(200); // 400 UTF-16 units, 200 code points
+    expect(validateNewPet({ name: emoji, categoryId: "1", status: undefined }).name).toBe(emoji);
+  });
+
+  it.each(["0", "-1", "abc", "1.5", "9223372036854775808", "01"])("rejects categoryId %j", (categoryId) => {
+    expect(() => validateNewPet({ name: "Rex", categoryId, status: undefined })).toThrow(InvalidPetError);
+  });
+
+  it("accepts the largest int64 category", () => {
+    expect(validateNewPet({ name: "Rex", categoryId: "9223372036854775807", status: undefined }).categoryId).toBe(
+      "9223372036854775807",
+    );
+  });
+
+  it("carries a stable code and kind", () => {
+    try {
+      validateNewPet({ name: "", categoryId: "1", status: undefined });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toMatchObject({ code: "pet.invalid", kind: "invalid_argument" });
+    }
+  });
+});
+
+describe("parseInt64", () => {
+  it.each([
+    ["0", 0n],
+    ["42", 42n],
+    ["-7", -7n],
+    ["9223372036854775807", 9223372036854775807n],
+    ["-9223372036854775808", -9223372036854775808n],
+  ])("parses %s", (text, value) => {
+    expect(parseInt64(text)).toBe(value);
+  });
+
+  it.each(["", "+1", "1e3", " 1", "007", "9223372036854775808", "-9223372036854775809", "0x10"])(
+    "rejects %j",
+    (text) => {
+      expect(parseInt64(text)).toBeUndefined();
+    },
+  );
+});

@@ -1,0 +1,53 @@
+import { Metadata, status as Status } from "@grpc/grpc-js";
+import { describe, expect, it } from "vitest";
+import { apiErrorFromGrpc, httpStatusForGrpc } from "./api-error.js";
+
+function grpcError(code: Status, details: string, errorCode?: string) {
+  const metadata = new Metadata();
+  if (errorCode) metadata.set("error-code", errorCode);
+  return Object.assign(new Error(details), { code, details, metadata });
+}
+
+describe("gRPC status -> HTTP", () => {
+  it("has an HTTP status for every gRPC code", () => {
+    const codes = Object.values(Status).filter((v): v is Status => typeof v === "number");
+    for (const code of codes) expect(httpStatusForGrpc[code], Status[code]).toBeGreaterThanOrEqual(200);
+  });
+
+  it.each([
+    [Status.INVALID_ARGUMENT, 400],
+    [Status.NOT_FOUND, 404],
+    [Status.ALREADY_EXISTS, 409],
+    [Status.FAILED_PRECONDITION, 409],
+    [Status.PERMISSION_DENIED, 403],
+    [Status.UNAUTHENTICATED, 401],
+    [Status.RESOURCE_EXHAUSTED, 429],
+    [Status.UNAVAILABLE, 503],
+    [Status.DEADLINE_EXCEEDED, 503],
+    [Status.INTERNAL, 500],
+  ])("maps %s to %i", (code, http) => {
+    expect(apiErrorFromGrpc(grpcError(code, "x")).status).toBe(http);
+  });
+
+  it("keeps a client error's message and stable code", () => {
+    const error = apiErrorFromGrpc(grpcError(Status.NOT_FOUND, "pet 9 not found", "pet.not_found"));
+    expect(error).toMatchObject({ status: 404, message: "pet 9 not found", options: { code: "pet.not_found" } });
+  });
+
+  it("hides a server error's details and keeps them as the cause", () => {
+    const cause = grpcError(Status.INTERNAL, "relation pets does not exist");
+    const error = apiErrorFromGrpc(cause);
+    expect(error.message).toBe("internal error");
+    expect(error.cause).toBe(cause);
+  });
+
+  it("asks for a retry on unavailability", () => {
+    const error = apiErrorFromGrpc(grpcError(Status.UNAVAILABLE, "connect ECONNREFUSED 10.0.0.7:50051"));
+    expect(error.message).not.toContain("10.0.0.7");
+    expect(error.options.headers?.["retry-after"]).toBe("1");
+  });
+
+  it("treats a non-gRPC failure as internal", () => {
+    expect(apiErrorFromGrpc(new TypeError("boom")).status).toBe(500);
+  });
+});
