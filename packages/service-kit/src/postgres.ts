@@ -1,4 +1,5 @@
 import knexFactory, { type Knex } from "knex";
+import type { Logger } from "pino";
 
 export type { Knex } from "knex";
 
@@ -16,6 +17,8 @@ export interface DatabaseOptions {
   poolMax?: number;
   /** application_name in pg_stat_activity. */
   applicationName?: string;
+  /** Where knex's own warnings go (as JSON log lines, not console output). */
+  logger?: Logger;
 }
 
 /** A knex instance bound to one service's schema (search_path), with a bounded pool. */
@@ -29,6 +32,13 @@ export function createDatabase(options: DatabaseOptions): Knex {
     searchPath: [options.schema],
     pool: { min: 0, max: options.poolMax ?? 10 },
     acquireConnectionTimeout: 5_000,
+    log: {
+      warn: (message: unknown) => options.logger?.warn({ knex: String(message) }, "knex warning"),
+      error: (message: unknown) => options.logger?.error({ knex: String(message) }, "knex error"),
+      deprecate: (method: string, alternative: string) =>
+        options.logger?.warn({ method, alternative }, "knex deprecation"),
+      debug: () => undefined,
+    },
   });
 }
 

@@ -14,7 +14,12 @@ const bootLogger = createLogger("catalog", "info");
 async function main() {
   const config = loadCatalogConfig(process.env);
   const logger = createLogger("catalog", config.LOG_LEVEL);
-  const db = createDatabase({ url: config.DATABASE_URL, schema: CATALOG_SCHEMA, poolMax: config.DATABASE_POOL_MAX });
+  const db = createDatabase({
+    url: config.DATABASE_URL,
+    schema: CATALOG_SCHEMA,
+    poolMax: config.DATABASE_POOL_MAX,
+    logger,
+  });
   await waitForDatabase(db, 30_000);
   if (config.MIGRATE_ON_START) {
     const applied = await migrateToLatest(db, CATALOG_SCHEMA, migrations);

@@ -16,7 +16,12 @@ const bootLogger = createLogger("gateway", "info");
 async function main() {
   const config = loadGatewayConfig(process.env);
   const logger = createLogger("gateway", config.LOG_LEVEL);
-  const db = createDatabase({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, poolMax: config.DATABASE_POOL_MAX });
+  const db = createDatabase({
+    url: config.DATABASE_URL,
+    schema: GATEWAY_SCHEMA,
+    poolMax: config.DATABASE_POOL_MAX,
+    logger,
+  });
   await waitForDatabase(db, 30_000);
   if (config.MIGRATE_ON_START) {
     const applied = await migrateToLatest(db, GATEWAY_SCHEMA, migrations);
