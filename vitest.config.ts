@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // End-to-end files start several processes each; two at a time fit a 2-core machine.
     maxWorkers: 2,
+    reporters: ["default", "./test/summary-reporter.ts"],
   },
 });
