@@ -27,7 +27,7 @@ describe("runIdempotently (real Postgres)", () => {
     return { effectId: row!.id, payload };
   };
   const effectCount = async (scope: string) =>
-    Number(((await db("effects").where({ scope }).count({ n: "*" })) as { n: string }[])[0]!.n);
+    Number((await db("effects").where({ scope }).count<{ n: string }[]>({ n: "*" }))[0]!.n);
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("idem");
