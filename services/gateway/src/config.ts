@@ -9,6 +9,18 @@ const schema = z.object({
   DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
   DATABASE_POOL_MAX: env.positiveInt(10),
   CATALOG_ADDR: z.string().min(1).default("127.0.0.1:50051"),
+  NOTIFY_ADDR: z.string().min(1).default("127.0.0.1:50052"),
+  /** Token bucket per API key on the tenant interface, for the whole fleet (see GATEWAY_REPLICAS). */
+  RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
+  RATE_LIMIT_BURST: env.positiveInt(100),
+  /** Replicas sharing the rate limit: each enforces 1/GATEWAY_REPLICAS of it. The chart sets it. */
+  GATEWAY_REPLICAS: env.positiveInt(1),
+  /** When set (https://docs.example.com/problems/), problem `type` is this + code. */
+  PROBLEM_BASE_URI: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v))
+    .refine((v) => v === undefined || /^https:\/\/\S+$/.test(v), "must be an https:// URL"),
   /** Deadline of every gRPC call the gateway makes. */
   UPSTREAM_TIMEOUT: env.duration(5_000),
   /** How long a verified API key is trusted without a database read (revocation evicts at once). */

@@ -9,6 +9,8 @@ import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
+import { createNotifyClient } from "./grpc/notify-client.js";
+import { TokenBuckets } from "./http/rate-limit.js";
 import { createGatewayApp, type Readiness } from "./http/app.js";
 
 const bootLogger = createLogger("gateway", "info");
@@ -36,23 +38,37 @@ async function main() {
   await apiKeys.start();
   const catalog = createCatalogClient(config.CATALOG_ADDR, config.UPSTREAM_TIMEOUT);
   const catalogHealth = new HealthChecker(config.CATALOG_ADDR);
+  const notify = createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT);
+  const notifyHealth = new HealthChecker(config.NOTIFY_ADDR);
+  const rateLimits = new TokenBuckets({
+    ratePerSecond: config.RATE_LIMIT_PER_SECOND,
+    burst: config.RATE_LIMIT_BURST,
+    replicas: config.GATEWAY_REPLICAS,
+  });
+  const evictIdleBuckets = setInterval(() => rateLimits.evictIdle(), 60_000);
+  evictIdleBuckets.unref();
   let stopping = false;
 
   const readiness = async (): Promise<Readiness> => {
-    const [database, catalogStatus] = await Promise.all([
+    const [database, catalogStatus, notifyStatus] = await Promise.all([
       db.raw("select 1").then(
         () => "ok",
         () => "unreachable",
       ),
       catalogHealth.check("catalog.v1.CatalogService"),
+      notifyHealth.check("notify.v1.TenantService"),
     ]);
-    const checks = { database, catalog: catalogStatus, gateway: stopping ? "stopping" : "ok" };
-    return { ready: !stopping && database === "ok" && catalogStatus === "SERVING", checks };
+    const checks = { database, catalog: catalogStatus, notify: notifyStatus, gateway: stopping ? "stopping" : "ok" };
+    const ready = !stopping && database === "ok" && catalogStatus === "SERVING" && notifyStatus === "SERVING";
+    return { ready, checks };
   };
 
   const registry = createMetricsRegistry("gateway");
   const app = createGatewayApp({
     catalog,
+    notify,
+    rateLimits,
+    problemBaseUri: config.PROBLEM_BASE_URI,
     apiKeys,
     logger,
     registry,
@@ -78,8 +94,11 @@ async function main() {
       server.closeIdleConnections();
     });
     await metrics.close();
+    clearInterval(evictIdleBuckets);
     catalog.close();
     catalogHealth.close();
+    notify.close();
+    notifyHealth.close();
     await apiKeys.close();
     await db.destroy();
   });

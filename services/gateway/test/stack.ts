@@ -11,6 +11,7 @@ const entry = (service: string, file = "main.js") => join(repo, "services", serv
 export interface TestStack {
   scratch: ScratchDatabase;
   catalog: ServiceProcess;
+  notify: ServiceProcess;
   gateway: ServiceProcess;
   url: string;
   metricsUrl: string;
@@ -20,7 +21,7 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-/** catalog and gateway as separate processes over a scratch database, on free ports. */
+/** catalog, notify and gateway as separate processes over a scratch database, on free ports. */
 export async function startTestStack(extraGatewayEnv: Record<string, string> = {}): Promise<TestStack> {
   const scratch = await createScratchDatabase("gw");
   const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", METRICS_HOST: "127.0.0.1", LOG_LEVEL: "debug" };
@@ -36,7 +37,14 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
   };
   const stack: Partial<TestStack> & { scratch: ScratchDatabase } = { scratch };
   try {
-    stack.catalog = await startCatalog();
+    [stack.catalog, stack.notify] = await Promise.all([
+      startCatalog(),
+      startServiceProcess({
+        name: "notify",
+        entry: entry("notify"),
+        env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0" },
+      }),
+    ]);
     stack.gateway = await startServiceProcess({
       name: "gateway",
       entry: entry("gateway"),
@@ -45,12 +53,13 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
         HOST: "127.0.0.1",
         PORT: "0",
         CATALOG_ADDR: `127.0.0.1:${catalogPort}`,
+        NOTIFY_ADDR: `127.0.0.1:${stack.notify.listening.grpcPort as number}`,
         UPSTREAM_TIMEOUT: "2s",
         ...extraGatewayEnv,
       },
     });
   } catch (error) {
-    await stack.catalog?.stop("SIGKILL");
+    await Promise.all([stack.catalog?.stop("SIGKILL"), stack.notify?.stop("SIGKILL")]);
     await scratch.drop();
     throw error;
   }
@@ -62,12 +71,16 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
     startCatalog,
     async admin(...args) {
       const { stdout } = await run(process.execPath, [entry("gateway", "cli/admin.js"), ...args], {
-        env: { PATH: process.env.PATH ?? "", DATABASE_URL: scratch.url },
+        env: {
+          PATH: process.env.PATH ?? "",
+          DATABASE_URL: scratch.url,
+          NOTIFY_ADDR: `127.0.0.1:${stack.notify!.listening.grpcPort as number}`,
+        },
       });
       return JSON.parse(stdout) as Record<string, unknown>;
     },
     async stop(this: TestStack) {
-      await Promise.all([this.gateway.stop(), this.catalog.stop()]);
+      await Promise.all([this.gateway.stop(), this.catalog.stop(), this.notify.stop()]);
       await scratch.drop();
     },
   };

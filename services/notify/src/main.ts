@@ -1,30 +1,69 @@
-/**
- * The notify service. For now a shell: it serves grpc.health.v1.Health and /metrics so it can be
- * deployed, probed and scraped like the others; its own gRPC service comes with its issue.
- */
+import { TenantServiceService } from "@platform/proto/notify/v1";
+import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
+import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
 import { createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
-import { createGrpcInstrumentation, startGrpcServer } from "@platform/service-kit/grpc-server";
+import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
-import { loadNotifyConfig } from "./config.js";
+import { migrations } from "../migrations/index.js";
+import { loadNotifyConfig, NOTIFY_SCHEMA } from "./config.js";
+import { createTenantRepository } from "./db/tenant-repository.js";
+import { createTenantService } from "./grpc/tenant-service.js";
 
 const bootLogger = createLogger("notify", "info");
 
 async function main() {
   const config = loadNotifyConfig(process.env);
   const logger = createLogger("notify", config.LOG_LEVEL);
+  const db = createDatabase({
+    url: config.DATABASE_URL,
+    schema: NOTIFY_SCHEMA,
+    poolMax: config.DATABASE_POOL_MAX,
+    logger,
+  });
+  await waitForDatabase(db, 30_000);
+  if (config.MIGRATE_ON_START) {
+    const applied = await migrateToLatest(db, NOTIFY_SCHEMA, migrations);
+    if (applied.length > 0) logger.info({ applied }, "migrations applied");
+  }
+
   const registry = createMetricsRegistry("notify");
+  const instrumentation = createGrpcInstrumentation(logger, registry);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
-    instrumentation: createGrpcInstrumentation(logger, registry),
-    services: [],
+    instrumentation,
+    services: [
+      {
+        definition: TenantServiceService,
+        implementation: instrumentService(
+          TenantServiceService,
+          createTenantService({
+            db,
+            tenants: createTenantRepository(db),
+            idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+          }),
+          instrumentation,
+        ),
+      },
+    ],
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
+
+  const purge = setInterval(() => {
+    purgeExpiredIdempotencyKeys(db).then(
+      (purged) => purged > 0 && logger.info({ purged }, "expired idempotency keys purged"),
+      (error: unknown) => logger.warn({ err: error }, "idempotency key purge failed; will retry"),
+    );
+  }, config.IDEMPOTENCY_PURGE_INTERVAL);
+  purge.unref();
+
   logger.info({ grpcPort: grpc.port, metricsPort: metrics.port }, "listening");
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
+    clearInterval(purge);
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await metrics.close();
+    await db.destroy();
   });
 }
 

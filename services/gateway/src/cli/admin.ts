@@ -4,17 +4,26 @@
  *
  *   key create [--tenants ID[,ID...]] [--scopes S[,S...]] [--name N]   -> {"id","key",...}
  *   key revoke --id KEYID                                              -> {"id","revoked":true}
+ *   tenant create --name NAME [--id ID] [--plan testing|commercial]    -> the tenant record
+ *   tenant activate --id ID                                            -> the tenant record
+ *   tenant channel --id ID --state ready|not_ready                     -> the tenant record
  *
- * It talks to the gateway's schema at DATABASE_URL; when that is unset it uses the database of
- * the local stack that `npm start` recorded in .data/stack.env, else the local default.
+ * Key commands use the gateway's schema at DATABASE_URL; tenant commands call the notify service
+ * at NOTIFY_ADDR over gRPC. Unset variables come from the local stack's .data/stack.env (written
+ * by `npm start`), else the local defaults.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { ChannelState, TenantPlan } from "@platform/proto/notify/v1";
 import { createDatabase, migrateToLatest, waitForDatabase, type Knex } from "@platform/service-kit/postgres";
 import { migrations } from "../../migrations/index.js";
-import { GATEWAY_SCHEMA, loadGatewayConfig } from "../config.js";
+import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "../config.js";
 import { createApiKeyStore } from "../db/api-key-store.js";
 import { isScope, issueApiKey, scopes, type Scope } from "../domain/api-key.js";
+import { apiErrorFromGrpc } from "../http/api-error.js";
+import { tenantToJson } from "../http/tenant-routes.js";
+import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
 
 class UsageError extends Error {
   override name = "UsageError";
@@ -27,10 +36,37 @@ function list(value: string | undefined): string[] {
     .filter((item) => item.length > 0);
 }
 
-type Command = (args: string[], db: Knex) => Promise<unknown>;
+/** What a command may use; each is opened on first use and closed at exit. */
+interface Resources {
+  db(): Promise<Knex>;
+  notify(): NotifyClient;
+}
+
+type Command = (args: string[], resources: Resources) => Promise<unknown>;
+
+/** Calls notify; a refusal becomes a UsageError carrying notify's message. */
+async function tenantCall<T extends { tenant?: Parameters<typeof tenantToJson>[0] }>(call: Promise<T>) {
+  try {
+    return tenantToJson((await call).tenant);
+  } catch (error) {
+    const apiError = apiErrorFromGrpc(error);
+    if (apiError.status < 500) throw new UsageError(apiError.message);
+    throw new Error(`notify is unavailable: ${(error as Error).message}`);
+  }
+}
+
+const plans: Record<string, TenantPlan> = {
+  testing: TenantPlan.TENANT_PLAN_TESTING,
+  commercial: TenantPlan.TENANT_PLAN_COMMERCIAL,
+};
+const channelStates: Record<string, ChannelState> = {
+  ready: ChannelState.CHANNEL_STATE_READY,
+  not_ready: ChannelState.CHANNEL_STATE_NOT_READY,
+};
+const cliCall = () => ({ requestId: `admin_${randomUUID()}` });
 
 const commands: Record<string, Command> = {
-  "key create": async (args, db) => {
+  "key create": async (args, resources) => {
     const { values } = parseArgs({
       args,
       options: { tenants: { type: "string" }, scopes: { type: "string" }, name: { type: "string" } },
@@ -44,14 +80,42 @@ const commands: Record<string, Command> = {
     const tenantIds = list(values.tenants);
     const issued = issueApiKey();
     const details = { name: values.name ?? "unnamed", scopes: requested as Scope[], tenantIds };
-    await createApiKeyStore(db).insert(issued, details);
+    await createApiKeyStore(await resources.db()).insert(issued, details);
     return { id: issued.id, key: issued.key, name: details.name, scopes: details.scopes, tenants: tenantIds };
   },
-  "key revoke": async (args, db) => {
+  "key revoke": async (args, resources) => {
     const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
     if (!values.id) throw new UsageError("key revoke needs --id KEYID");
-    if (!(await createApiKeyStore(db).revoke(values.id))) throw new UsageError(`no key ${values.id}`);
+    if (!(await createApiKeyStore(await resources.db()).revoke(values.id))) {
+      throw new UsageError(`no key ${values.id}`);
+    }
     return { id: values.id, revoked: true };
+  },
+  "tenant create": async (args, resources) => {
+    const { values } = parseArgs({
+      args,
+      options: { name: { type: "string" }, id: { type: "string" }, plan: { type: "string" } },
+      strict: true,
+    });
+    if (!values.name) throw new UsageError("tenant create needs --name NAME");
+    const plan = values.plan === undefined ? TenantPlan.TENANT_PLAN_TESTING : plans[values.plan];
+    if (plan === undefined) throw new UsageError("--plan must be testing or commercial");
+    return tenantCall(resources.notify().createTenant({ id: values.id ?? "", name: values.name, plan }, cliCall()));
+  },
+  "tenant activate": async (args, resources) => {
+    const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
+    if (!values.id) throw new UsageError("tenant activate needs --id ID");
+    return tenantCall(resources.notify().activateTenant({ tenantId: values.id }, cliCall()));
+  },
+  "tenant channel": async (args, resources) => {
+    const { values } = parseArgs({
+      args,
+      options: { id: { type: "string" }, state: { type: "string" } },
+      strict: true,
+    });
+    const state = channelStates[values.state ?? ""];
+    if (!values.id || state === undefined) throw new UsageError("tenant channel needs --id ID --state ready|not_ready");
+    return tenantCall(resources.notify().setChannelState({ tenantId: values.id, state }, cliCall()));
   },
 };
 
@@ -75,14 +139,33 @@ async function run(argv: string[]): Promise<unknown> {
   const command = commands[name];
   if (!command) throw new UsageError(`usage: admin <${Object.keys(commands).join(" | ")}> [options]`);
   const config = loadGatewayConfig({ ...stackEnvironment(), ...process.env });
-  const db = createDatabase({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, poolMax: 2 });
+  const opened = openResources(config);
   try {
-    await waitForDatabase(db, 10_000);
-    await migrateToLatest(db, GATEWAY_SCHEMA, migrations);
-    return await command(argv.slice(2), db);
+    return await command(argv.slice(2), opened.resources);
   } finally {
-    await db.destroy();
+    await opened.close();
   }
+}
+
+function openResources(config: GatewayConfig): { resources: Resources; close(): Promise<void> } {
+  let db: Promise<Knex> | undefined;
+  let notify: NotifyClient | undefined;
+  return {
+    resources: {
+      db: () =>
+        (db ??= (async () => {
+          const knex = createDatabase({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, poolMax: 2 });
+          await waitForDatabase(knex, 10_000);
+          await migrateToLatest(knex, GATEWAY_SCHEMA, migrations);
+          return knex;
+        })()),
+      notify: () => (notify ??= createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT)),
+    },
+    async close() {
+      notify?.close();
+      await (await db?.catch(() => undefined))?.destroy();
+    },
+  };
 }
 
 run(process.argv.slice(2)).then(

@@ -37,6 +37,14 @@ export const httpStatusForGrpc: Record<GrpcStatus, number> = {
   [GrpcStatus.UNAUTHENTICATED]: 401,
 };
 
+/**
+ * Codes whose HTTP status is more specific than their gRPC status's row above (HTTP has
+ * statuses gRPC has no code for). Part of the same one place.
+ */
+export const httpStatusForErrorCode: Record<string, number> = {
+  "idempotency.key_reused": 422,
+};
+
 /** Seconds a caller should wait before retrying a 503 caused by a downstream outage. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
 
@@ -62,8 +70,9 @@ function isGrpcFailure(error: unknown): error is GrpcFailure {
  */
 export function apiErrorFromGrpc(error: unknown): ApiError {
   if (!isGrpcFailure(error)) return new ApiError(500, "internal error", { cause: error });
-  const status = httpStatusForGrpc[error.code] ?? 500;
   const code = error.metadata?.get("error-code")[0];
+  const status =
+    (typeof code === "string" ? httpStatusForErrorCode[code] : undefined) ?? httpStatusForGrpc[error.code] ?? 500;
   if (status === 503) {
     return new ApiError(503, "the service is temporarily unavailable; retry with backoff", {
       code: "service.unavailable",

@@ -2,14 +2,21 @@ import Router from "@koa/router";
 import Koa, { type Context, type Middleware } from "koa";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import { apiKeyIdOf } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
+import type { NotifyClient } from "../grpc/notify-client.js";
 import { ApiError } from "./api-error.js";
 import { authenticate, type ApiKeyLookup } from "./authenticate.js";
+import { authorize } from "./authorize.js";
 import { writeCatalogError } from "./catalog-errors.js";
 import { catalogRoutes } from "./catalog-routes.js";
 import { httpMetrics } from "./http-metrics.js";
 import { catalogOpenApi } from "./openapi/catalog-v1.js";
+import { tenantOpenApi } from "./openapi/tenant-v1.js";
+import { writeProblem } from "./problem.js";
+import { rateLimit, type TokenBuckets } from "./rate-limit.js";
 import { requestId } from "./request-id.js";
+import { tenantRoutes } from "./tenant-routes.js";
 
 export interface Readiness {
   ready: boolean;
@@ -18,6 +25,10 @@ export interface Readiness {
 
 export interface GatewayDeps {
   catalog: CatalogClient;
+  notify: NotifyClient;
+  rateLimits: TokenBuckets;
+  /** PROBLEM_BASE_URI: problem `type` is this + code when set, else urn:problem:<code>. */
+  problemBaseUri: string | undefined;
   apiKeys: ApiKeyLookup;
   logger: Logger;
   registry: Registry;
@@ -38,7 +49,7 @@ function toApiError(error: unknown): ApiError {
 }
 
 /** Writes every failure in its surface's shape and logs one line per request with its id. */
-function handleErrorsAndLog(logger: Logger): Middleware {
+function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const log = logger.child({ requestId: ctx.state.requestId as string });
@@ -51,7 +62,7 @@ function handleErrorsAndLog(logger: Logger): Middleware {
       const error = toApiError(thrown);
       if (error.status >= 500) log.error({ err: error.cause ?? error }, error.message);
       for (const [name, value] of Object.entries(error.options.headers ?? {})) ctx.set(name, value);
-      writeError(ctx, error);
+      writeError(ctx, error, problemBaseUri);
     }
     log.info(
       {
@@ -65,10 +76,14 @@ function handleErrorsAndLog(logger: Logger): Middleware {
   };
 }
 
-function writeError(ctx: Context, error: ApiError): void {
-  // The tenant interface (/api/v1) answers problem+json; everything else uses the catalog shape.
-  writeCatalogError(ctx, error);
+/** The tenant interface (/api/...) answers problem+json; everything else uses the catalog shape. */
+function writeError(ctx: Context, error: ApiError, problemBaseUri: string | undefined): void {
+  if (isTenantInterface(ctx.path)) writeProblem(ctx, error, problemBaseUri);
+  else writeCatalogError(ctx, error);
 }
+
+const isTenantInterface = (path: string) => path === "/api" || path.startsWith("/api/");
+const publicDocuments = new Set(["/v1/openapi.json", "/api/v1/openapi.json"]);
 
 export function createGatewayApp(deps: GatewayDeps): Koa {
   const app = new Koa();
@@ -86,24 +101,46 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   operational.get("/v1/openapi.json", (ctx) => {
     ctx.body = catalogOpenApi;
   });
+  operational.get("/api/v1/openapi.json", (ctx) => {
+    ctx.body = tenantOpenApi;
+  });
 
   const v1 = new Router({ prefix: "/v1" });
   const catalog = catalogRoutes({ catalog: deps.catalog, publicBaseUrl: deps.publicBaseUrl });
   v1.use(catalog.routes(), catalog.allowedMethods());
 
+  // The tenant interface: every route from the table, behind scope, grant and idempotency checks.
+  const tenants = new Router();
+  for (const route of tenantRoutes) {
+    tenants.register(
+      route.path,
+      [route.method],
+      [authorize(route), (ctx) => route.handle(ctx, { notify: deps.notify })],
+    );
+  }
+
   const requireKey = authenticate(deps.apiKeys);
-  const v1Auth: Middleware = async (ctx, next) => {
-    if (ctx.path.startsWith("/v1/") && ctx.path !== "/v1/openapi.json") await requireKey(ctx, next);
+  const limit = rateLimit(deps.rateLimits, (ctx) => {
+    const token = /^bearer +(\S+)/i.exec(ctx.get("authorization"))?.[1];
+    const keyId = token === undefined ? undefined : apiKeyIdOf(token);
+    return keyId ? `key:${keyId}` : `ip:${ctx.ip}`;
+  });
+  const edge: Middleware = async (ctx, next) => {
+    if (publicDocuments.has(ctx.path)) await next();
+    else if (isTenantInterface(ctx.path)) await limit(ctx, async () => void (await requireKey(ctx, next)));
+    else if (ctx.path.startsWith("/v1/")) await requireKey(ctx, next);
     else await next();
   };
 
   app.use(requestId);
   app.use(httpMetrics(deps.registry));
-  app.use(handleErrorsAndLog(deps.logger));
+  app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri));
   app.use(operational.routes());
   app.use(operational.allowedMethods());
-  app.use(v1Auth);
+  app.use(edge);
   app.use(v1.routes());
   app.use(v1.allowedMethods());
+  app.use(tenants.routes());
+  app.use(tenants.allowedMethods());
   return app;
 }

@@ -1,0 +1,45 @@
+import { credentials } from "@grpc/grpc-js";
+import {
+  TenantServiceClient,
+  type ActivateTenantRequest,
+  type ActivateTenantResponse,
+  type CreateTenantRequest,
+  type CreateTenantResponse,
+  type GetTenantRequest,
+  type GetTenantResponse,
+  type SetChannelStateRequest,
+  type SetChannelStateResponse,
+  type SetUsageLimitsRequest,
+  type SetUsageLimitsResponse,
+} from "@platform/proto/notify/v1";
+import { callUnary } from "@platform/service-kit/grpc-client";
+import type { CallOptions } from "./catalog-client.js";
+
+/** The gateway's (and admin CLI's) view of notify.v1.TenantService. */
+export interface NotifyClient {
+  createTenant(request: CreateTenantRequest, options: CallOptions): Promise<CreateTenantResponse>;
+  getTenant(request: GetTenantRequest, options: CallOptions): Promise<GetTenantResponse>;
+  activateTenant(request: ActivateTenantRequest, options: CallOptions): Promise<ActivateTenantResponse>;
+  setChannelState(request: SetChannelStateRequest, options: CallOptions): Promise<SetChannelStateResponse>;
+  setUsageLimits(request: SetUsageLimitsRequest, options: CallOptions): Promise<SetUsageLimitsResponse>;
+  close(): void;
+}
+
+export function createNotifyClient(address: string, timeoutMs: number): NotifyClient {
+  const client = new TenantServiceClient(address, credentials.createInsecure(), {
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+  });
+  const options = (requestId: string) => ({ requestId, timeoutMs });
+  return {
+    createTenant: (request, { requestId }) => callUnary(client.createTenant.bind(client), request, options(requestId)),
+    getTenant: (request, { requestId }) => callUnary(client.getTenant.bind(client), request, options(requestId)),
+    activateTenant: (request, { requestId }) =>
+      callUnary(client.activateTenant.bind(client), request, options(requestId)),
+    setChannelState: (request, { requestId }) =>
+      callUnary(client.setChannelState.bind(client), request, options(requestId)),
+    setUsageLimits: (request, { requestId }) =>
+      callUnary(client.setUsageLimits.bind(client), request, options(requestId)),
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,24 @@
+import { ApiError } from "./api-error.js";
+
+const KEY = /^[A-Za-z0-9_.:-]{8,128}$/;
+
+/**
+ * The Idempotency-Key of a mutation: 8-128 of A-Z a-z 0-9 _ . : -, sent bare or as the IETF
+ * draft's quoted sf-string ("abc-123-x"). Missing or malformed: 400 with its own code.
+ */
+export function parseIdempotencyKey(header: string | undefined): string {
+  if (header === undefined || header.trim() === "") {
+    throw new ApiError(400, "this operation needs an Idempotency-Key header (8-128 of A-Z a-z 0-9 _ . : -)", {
+      code: "request.idempotency_key_required",
+    });
+  }
+  const trimmed = header.trim();
+  const value =
+    trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1) : trimmed;
+  if (!KEY.test(value)) {
+    throw new ApiError(400, "Idempotency-Key must be 8-128 of A-Z a-z 0-9 _ . : -, bare or in double quotes", {
+      code: "request.idempotency_key_invalid",
+    });
+  }
+  return value;
+}

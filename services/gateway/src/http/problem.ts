@@ -1,0 +1,71 @@
+import type { Context } from "koa";
+import type { ApiError } from "./api-error.js";
+
+/**
+ * Every problem code the tenant interface answers with, its HTTP status and its stable title.
+ * Partners branch on `code`; `title` and `detail` are for people and may change. The OpenAPI
+ * document lists these codes, and a test checks that every one is documented.
+ */
+export const problemCodes = {
+  "request.invalid": { status: 400, title: "The request is invalid" },
+  "request.body_invalid": { status: 400, title: "The request body is not valid JSON" },
+  "request.idempotency_key_required": { status: 400, title: "An Idempotency-Key header is required" },
+  "request.idempotency_key_invalid": { status: 400, title: "The Idempotency-Key header is malformed" },
+  "auth.key_missing": { status: 401, title: "An API key is required" },
+  "auth.key_invalid": { status: 401, title: "The API key is malformed, unknown or revoked" },
+  "auth.scope_missing": { status: 403, title: "The API key lacks the scope this operation needs" },
+  "tenant.not_found": { status: 404, title: "Tenant not found" },
+  "request.route_not_found": { status: 404, title: "No such resource" },
+  "request.method_not_allowed": { status: 405, title: "Method not allowed" },
+  "idempotency.in_progress": { status: 409, title: "A request with this Idempotency-Key is in progress" },
+  "request.body_too_large": { status: 413, title: "The request body is too large" },
+  "request.unsupported_media_type": { status: 415, title: "Unsupported media type" },
+  "idempotency.key_reused": { status: 422, title: "Idempotency-Key reused with a different request" },
+  "usage.limits_invalid": { status: 400, title: "The usage limits are invalid" },
+  "request.rate_limited": { status: 429, title: "Too many requests" },
+  "service.internal_error": { status: 500, title: "Internal error" },
+  "service.unavailable": { status: 503, title: "Service temporarily unavailable" },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemCode = keyof typeof problemCodes;
+
+/** The code used when an error carries none of its own. */
+const codeForStatus: Record<number, ProblemCode> = {
+  400: "request.invalid",
+  401: "auth.key_invalid",
+  403: "auth.scope_missing",
+  404: "request.route_not_found",
+  405: "request.method_not_allowed",
+  413: "request.body_too_large",
+  415: "request.unsupported_media_type",
+  429: "request.rate_limited",
+  500: "service.internal_error",
+  503: "service.unavailable",
+};
+
+function isProblemCode(code: string | undefined): code is ProblemCode {
+  return code !== undefined && Object.hasOwn(problemCodes, code);
+}
+
+export function problemType(code: string, baseUri: string | undefined): string {
+  return baseUri ? `${baseUri}${code}` : `urn:problem:${code}`;
+}
+
+/** Writes an RFC 9457 problem document for the tenant interface. */
+export function writeProblem(ctx: Context, error: ApiError, baseUri: string | undefined): void {
+  const status = error.status >= 400 && error.status < 600 ? error.status : 500;
+  const code = isProblemCode(error.options.code)
+    ? error.options.code
+    : (codeForStatus[status] ?? "service.internal_error");
+  const known = problemCodes[code];
+  ctx.status = status;
+  ctx.type = "application/problem+json";
+  ctx.body = {
+    type: problemType(code, baseUri),
+    title: known.title,
+    status,
+    detail: status >= 500 && status !== 503 ? "an unexpected error occurred" : error.message,
+    code,
+    correlationId: ctx.state.requestId as string,
+  };
+}

@@ -1,0 +1,96 @@
+import type { Knex } from "@platform/service-kit/postgres";
+import { TenantExistsError, TenantNotFoundError, type NewTenant, type Tenant } from "../domain/tenant.js";
+import type { UsageLimits } from "../domain/usage-limits.js";
+
+interface TenantRow {
+  id: string;
+  name: string;
+  status: Tenant["status"];
+  activated: boolean;
+  channel_ready: boolean;
+  version: string;
+  last_error_code: string | null;
+  plan: Tenant["plan"];
+  created_at: Date;
+}
+
+function toTenant(row: TenantRow): Tenant {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    activated: row.activated,
+    channelReady: row.channel_ready,
+    version: Number(row.version),
+    lastErrorCode: row.last_error_code,
+    plan: row.plan,
+    createdAt: row.created_at,
+  };
+}
+
+export interface TenantRepository {
+  create(tenant: NewTenant): Promise<Tenant>;
+  get(id: string): Promise<Tenant>;
+  /** Applies `change` to the current record under a row lock and bumps the version. */
+  update(id: string, change: (tenant: Tenant) => Tenant): Promise<Tenant>;
+  setUsageLimits(trx: Knex.Transaction, tenantId: string, softCap: number, hardCap: number): Promise<UsageLimits>;
+}
+
+export function createTenantRepository(db: Knex): TenantRepository {
+  return {
+    async create(tenant) {
+      const rows = await db("tenants")
+        .insert({ id: tenant.id, name: tenant.name, plan: tenant.plan })
+        .onConflict("id")
+        .ignore()
+        .returning<TenantRow[]>("*");
+      if (rows.length === 0) throw new TenantExistsError(tenant.id);
+      return toTenant(rows[0]!);
+    },
+    async get(id) {
+      const row = await db("tenants").first<TenantRow | undefined>("*").where({ id });
+      if (!row) throw new TenantNotFoundError();
+      return toTenant(row);
+    },
+    async update(id, change) {
+      return db.transaction(async (trx) => {
+        const row = await trx("tenants").first<TenantRow | undefined>("*").where({ id }).forUpdate();
+        if (!row) throw new TenantNotFoundError();
+        const next = change(toTenant(row));
+        const [updated] = await trx("tenants")
+          .update({
+            status: next.status,
+            activated: next.activated,
+            channel_ready: next.channelReady,
+            last_error_code: next.lastErrorCode,
+            version: trx.raw("version + 1"),
+            updated_at: trx.fn.now(),
+          })
+          .where({ id })
+          .returning<TenantRow[]>("*");
+        return toTenant(updated!);
+      });
+    },
+    async setUsageLimits(trx, tenantId, softCap, hardCap) {
+      const tenant = await trx("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
+      if (!tenant) throw new TenantNotFoundError();
+      const [row] = await trx("usage_limits")
+        .insert({ tenant_id: tenantId, soft_cap: softCap, hard_cap: hardCap })
+        .onConflict("tenant_id")
+        .merge({
+          soft_cap: softCap,
+          hard_cap: hardCap,
+          version: trx.raw("usage_limits.version + 1"),
+          updated_at: trx.fn.now(),
+        })
+        .returning<{ tenant_id: string; soft_cap: string; hard_cap: string; version: string; updated_at: Date }[]>("*");
+      return {
+        tenantId: row!.tenant_id,
+        softCap: Number(row!.soft_cap),
+        hardCap: Number(row!.hard_cap),
+        version: Number(row!.version),
+        updatedAt: row!.updated_at,
+      };
+    },
+  };
+}

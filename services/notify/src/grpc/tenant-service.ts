@@ -1,0 +1,126 @@
+import {
+  ChannelState,
+  SetUsageLimitsRequest,
+  TenantPlan as ProtoPlan,
+  TenantServiceService,
+  type Tenant as ProtoTenant,
+  type UsageLimits as ProtoUsageLimits,
+} from "@platform/proto/notify/v1";
+import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platform/service-kit/idempotency";
+import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
+import type { Knex } from "@platform/service-kit/postgres";
+import type { TenantRepository } from "../db/tenant-repository.js";
+import {
+  activate,
+  InvalidTenantError,
+  isTenantId,
+  TenantNotFoundError,
+  validateNewTenant,
+  withChannel,
+  type Tenant,
+  type TenantPlan,
+} from "../domain/tenant.js";
+import { validateUsageLimits, type UsageLimits } from "../domain/usage-limits.js";
+
+const planToProto: Record<TenantPlan, ProtoPlan> = {
+  testing: ProtoPlan.TENANT_PLAN_TESTING,
+  commercial: ProtoPlan.TENANT_PLAN_COMMERCIAL,
+};
+
+function planFromProto(plan: ProtoPlan): TenantPlan | undefined {
+  if (plan === ProtoPlan.TENANT_PLAN_UNSPECIFIED) return undefined;
+  if (plan === ProtoPlan.TENANT_PLAN_TESTING) return "testing";
+  if (plan === ProtoPlan.TENANT_PLAN_COMMERCIAL) return "commercial";
+  throw new InvalidTenantError("plan must be testing or commercial");
+}
+
+function toProtoTenant(tenant: Tenant): ProtoTenant {
+  return {
+    id: tenant.id,
+    name: tenant.name,
+    status: tenant.status,
+    activated: tenant.activated,
+    channelReady: tenant.channelReady,
+    version: String(tenant.version),
+    lastErrorCode: tenant.lastErrorCode ?? undefined,
+    plan: planToProto[tenant.plan],
+    createdAt: tenant.createdAt.toISOString(),
+  };
+}
+
+/** The JSON kept with an idempotency key is this plain record, so a replay is exact. */
+interface StoredUsageLimits {
+  tenantId: string;
+  softCap: number;
+  hardCap: number;
+  version: number;
+  updatedAt: string;
+}
+
+function toStoredLimits(limits: UsageLimits): StoredUsageLimits {
+  return { ...limits, updatedAt: limits.updatedAt.toISOString() };
+}
+
+function toProtoLimits(limits: StoredUsageLimits): ProtoUsageLimits {
+  return {
+    tenantId: limits.tenantId,
+    softCap: String(limits.softCap),
+    hardCap: String(limits.hardCap),
+    version: String(limits.version),
+    updatedAt: limits.updatedAt,
+  };
+}
+
+/** An unknown or malformed id is simply "not found": the partner learns nothing more. */
+function requireTenantId(id: string): string {
+  if (!isTenantId(id)) throw new TenantNotFoundError();
+  return id;
+}
+
+/** notify.v1.TenantService: tenants and their usage limits. */
+export function createTenantService(deps: {
+  db: Knex;
+  tenants: TenantRepository;
+  idempotency: IdempotencyOptions;
+}): UnaryHandlers<typeof TenantServiceService> {
+  return {
+    async createTenant(request, { logger }) {
+      const tenant = await deps.tenants.create(
+        validateNewTenant({ id: request.id, name: request.name, plan: planFromProto(request.plan) }),
+      );
+      logger.info({ tenantId: tenant.id }, "tenant created");
+      return { tenant: toProtoTenant(tenant) };
+    },
+    async getTenant(request) {
+      return { tenant: toProtoTenant(await deps.tenants.get(requireTenantId(request.tenantId))) };
+    },
+    async activateTenant(request, { logger }) {
+      const tenant = await deps.tenants.update(requireTenantId(request.tenantId), activate);
+      logger.info({ tenantId: tenant.id }, "tenant activated");
+      return { tenant: toProtoTenant(tenant) };
+    },
+    async setChannelState(request) {
+      if (request.state === ChannelState.CHANNEL_STATE_UNSPECIFIED || !(request.state in ChannelState)) {
+        throw new InvalidTenantError("state must be ready or not_ready");
+      }
+      const ready = request.state === ChannelState.CHANNEL_STATE_READY;
+      const tenant = await deps.tenants.update(requireTenantId(request.tenantId), (t) => withChannel(t, ready));
+      return { tenant: toProtoTenant(tenant) };
+    },
+    async setUsageLimits(request) {
+      const tenantId = requireTenantId(request.tenantId);
+      const { softCap, hardCap } = validateUsageLimits(Number(request.softCap), Number(request.hardCap));
+      const fingerprint = fingerprintOf(
+        "notify.v1.TenantService/SetUsageLimits",
+        SetUsageLimitsRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      const outcome = await runIdempotently(
+        deps.db,
+        { scope: tenantId, key: request.idempotencyKey, fingerprint },
+        async (trx) => toStoredLimits(await deps.tenants.setUsageLimits(trx, tenantId, softCap, hardCap)),
+        deps.idempotency,
+      );
+      return { limits: toProtoLimits(outcome.result), replayed: outcome.replayed };
+    },
+  };
+}
