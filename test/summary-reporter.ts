@@ -8,13 +8,15 @@ export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const module of testModules) {
+      let failedTests = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") counts.passed++;
-        else if (state === "failed") counts.failed++;
+        else if (state === "failed") failedTests++;
         else counts.skipped++;
       }
-      if (module.state() === "failed" && module.children.size === 0) counts.failed++; // a file that failed to load
+      // A file that failed to load or whose hooks failed counts as one failure of its own.
+      counts.failed += module.state() === "failed" && failedTests === 0 ? 1 : failedTests;
     }
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   }

@@ -18,7 +18,11 @@ interface ResponseSpec {
  * (JSON Schema 2020-12, the dialect of OpenAPI 3.1) and documented headers must match theirs.
  */
 export class OpenApiContract {
-  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int64: true } });
+  private readonly ajv = new Ajv2020({
+    strict: false,
+    allErrors: true,
+    formats: { int64: true, uri: true, "date-time": true },
+  });
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly base: string;
 

@@ -18,6 +18,8 @@ export interface TestStack {
   /** Runs the admin CLI against this stack's database; resolves with its parsed JSON output. */
   admin(...args: string[]): Promise<Record<string, unknown>>;
   startCatalog(): Promise<ServiceProcess>;
+  /** Another gateway replica over the same services and database; stopped with the stack. */
+  startGateway(env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
@@ -36,6 +38,24 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
     return started;
   };
   const stack: Partial<TestStack> & { scratch: ScratchDatabase } = { scratch };
+  const replicas: ServiceProcess[] = [];
+  const startGateway = async (env: Record<string, string> = {}) => {
+    const started = await startServiceProcess({
+      name: "gateway",
+      entry: entry("gateway"),
+      env: {
+        ...common,
+        HOST: "127.0.0.1",
+        PORT: "0",
+        CATALOG_ADDR: `127.0.0.1:${catalogPort}`,
+        NOTIFY_ADDR: `127.0.0.1:${stack.notify!.listening.grpcPort as number}`,
+        UPSTREAM_TIMEOUT: "2s",
+        ...env,
+      },
+    });
+    replicas.push(started);
+    return started;
+  };
   try {
     [stack.catalog, stack.notify] = await Promise.all([
       startCatalog(),
@@ -45,19 +65,7 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
         env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0" },
       }),
     ]);
-    stack.gateway = await startServiceProcess({
-      name: "gateway",
-      entry: entry("gateway"),
-      env: {
-        ...common,
-        HOST: "127.0.0.1",
-        PORT: "0",
-        CATALOG_ADDR: `127.0.0.1:${catalogPort}`,
-        NOTIFY_ADDR: `127.0.0.1:${stack.notify.listening.grpcPort as number}`,
-        UPSTREAM_TIMEOUT: "2s",
-        ...extraGatewayEnv,
-      },
-    });
+    stack.gateway = await startGateway(extraGatewayEnv);
   } catch (error) {
     await Promise.all([stack.catalog?.stop("SIGKILL"), stack.notify?.stop("SIGKILL")]);
     await scratch.drop();
@@ -69,6 +77,7 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
     url: `http://127.0.0.1:${gateway.listening.port as number}`,
     metricsUrl: `http://127.0.0.1:${gateway.listening.metricsPort as number}/metrics`,
     startCatalog,
+    startGateway,
     async admin(...args) {
       const { stdout } = await run(process.execPath, [entry("gateway", "cli/admin.js"), ...args], {
         env: {
@@ -80,7 +89,7 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
       return JSON.parse(stdout) as Record<string, unknown>;
     },
     async stop(this: TestStack) {
-      await Promise.all([this.gateway.stop(), this.catalog.stop(), this.notify.stop()]);
+      await Promise.all([...replicas.map((r) => r.stop()), this.catalog.stop(), this.notify.stop()]);
       await scratch.drop();
     },
   };

@@ -17,11 +17,13 @@ export function authenticate(keys: ApiKeyLookup): Middleware {
     const header = ctx.get("authorization");
     if (header === "") {
       throw new ApiError(401, "an API key is required: send Authorization: Bearer <key>", {
+        code: "auth.key_missing",
         headers: { "www-authenticate": challenge },
       });
     }
     const invalid = () =>
       new ApiError(401, "the API key is malformed, unknown or revoked", {
+        code: "auth.key_invalid",
         headers: { "www-authenticate": `${challenge}, error="invalid_token"` },
       });
     const match = /^bearer +(\S+) *$/i.exec(header);

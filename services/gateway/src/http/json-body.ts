@@ -39,11 +39,11 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
     if (type === "entity.too.large") {
       throw new ApiError(413, `the request body must be at most ${MAX_BODY_BYTES} bytes`, { cause: error });
     }
-    throw new ApiError(400, "the request body could not be read", { cause: error });
+    throw new ApiError(400, "the request body could not be read", { code: "request.body_invalid", cause: error });
   }
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new ApiError(400, "the request body is not valid JSON");
+    throw new ApiError(400, "the request body is not valid JSON", { code: "request.body_invalid" });
   }
 }

@@ -1,0 +1,300 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { problemCodes } from "../src/http/problem.js";
+import { tenantRoutes, type TenantRoute } from "../src/http/tenant-routes.js";
+import { OpenApiContract } from "./openapi-contract.js";
+import { startTestStack, type TestStack } from "./stack.js";
+
+/**
+ * The tenant interface's edge end to end (gateway, notify and catalog as processes): credentials,
+ * scopes, grants, problem details, request ids, idempotency, rate limits. Every response is
+ * checked against /api/v1/openapi.json.
+ */
+describe("tenant interface edge", () => {
+  let stack: TestStack;
+  let contract: OpenApiContract;
+  let counter = 0;
+  const keys: Record<string, string> = {};
+  const allScopes = "notification:send,webhook:manage,tenant:read,usage:manage";
+  let tenant: string; // active, granted to keys.full
+  let other: string; // exists, granted to nobody
+  const ghost = "ten_doesnotexist000000000"; // granted to keys.full, does not exist
+
+  interface Answer {
+    res: Response;
+    body: Record<string, unknown>;
+  }
+
+  async function call(
+    method: string,
+    path: string,
+    init: { key?: string | null; headers?: Record<string, string>; body?: string } = {},
+  ): Promise<Answer> {
+    const headers = new Headers(init.headers);
+    const key = init.key === undefined ? keys.full : init.key;
+    if (key !== null) headers.set("authorization", `Bearer ${key}`);
+    const res = await fetch(`${stack.url}${path}`, { method, headers, body: init.body });
+    const text = await res.text();
+    const body = (text && res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : {}) as Record<
+      string,
+      unknown
+    >;
+    expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+    if (path.startsWith("/api/") && !path.endsWith("openapi.json")) {
+      expect(res.headers.get("ratelimit-policy")).toMatch(/^"default";q=\d+;w=1$/);
+      expect(res.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
+    }
+    if (res.status >= 400 && path.startsWith("/api/")) {
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(body.correlationId).toBe(res.headers.get("x-request-id"));
+      expect(body.type).toBe(`urn:problem:${body.code as string}`);
+      expect(body.title).toBe(problemCodes[body.code as keyof typeof problemCodes].title);
+    }
+    contract.check(method, path, res, body, "Problem");
+    return { res, body };
+  }
+
+  /** A request that is right in every way but the one a test varies. */
+  function requestFor(route: TenantRoute, tenantId: string, key: string | null = keys.full!) {
+    const path = route.path.replace(":tenantId", tenantId);
+    const headers: Record<string, string> = {};
+    let body: string | undefined;
+    if (route.mutation) headers["idempotency-key"] = `walk-${Date.now()}-${counter++}`;
+    if (route.requestSchema) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify({ softCap: 10, hardCap: 20 });
+    }
+    return call(route.method, path, { key, headers, body });
+  }
+
+  const expectProblem = (answer: Answer, status: number, code: string) => {
+    expect({ status: answer.res.status, code: answer.body.code }).toEqual({ status, code });
+  };
+
+  beforeAll(async () => {
+    stack = await startTestStack({ RATE_LIMIT_PER_SECOND: "1000", RATE_LIMIT_BURST: "1000" });
+    contract = new OpenApiContract(
+      (await (await fetch(`${stack.url}/api/v1/openapi.json`)).json()) as ConstructorParameters<
+        typeof OpenApiContract
+      >[0],
+    );
+    tenant = (await stack.admin("tenant", "create", "--name", "Acme")).id as string;
+    await stack.admin("tenant", "activate", "--id", tenant);
+    other = (await stack.admin("tenant", "create", "--name", "Other", "--plan", "commercial")).id as string;
+    const key = async (scopes: string, tenants: string) =>
+      (await stack.admin("key", "create", "--scopes", scopes, "--tenants", tenants)).key as string;
+    keys.full = await key(allScopes, `${tenant},${ghost}`);
+    keys.noScopes = await key("", `${tenant},${ghost}`);
+    keys.noTenants = await key(allScopes, "");
+    const revoked = await stack.admin("key", "create", "--scopes", allScopes, "--tenants", tenant);
+    await stack.admin("key", "revoke", "--id", revoked.id as string);
+    keys.revoked = revoked.key as string;
+  });
+  afterAll(async () => stack?.stop());
+
+  describe("tenants", () => {
+    it("returns the tenant record", async () => {
+      const { res, body } = await call("GET", `/api/v1/tenants/${tenant}`);
+      expect(res.status).toBe(200);
+      expect(body).toEqual({
+        id: tenant,
+        name: "Acme",
+        status: "active",
+        activated: true,
+        channelReady: true,
+        version: 2,
+        lastErrorCode: null,
+        plan: "testing",
+        createdAt: expect.any(String) as string,
+      });
+    });
+
+    it("reflects admin changes: channel state bumps the version", async () => {
+      const created = await stack.admin("tenant", "create", "--name", "Chan", "--id", `chan_${counter++}`);
+      expect(created).toMatchObject({ status: "pending_activation", activated: false, channelReady: false });
+      const changed = await stack.admin("tenant", "channel", "--id", created.id as string, "--state", "ready");
+      expect(changed).toMatchObject({ channelReady: true, version: 2 });
+    });
+  });
+
+  describe("every route, every bad credential (driven by the route table)", () => {
+    it("documents every route of the table with its scope", () => {
+      for (const route of tenantRoutes) {
+        const template = route.path.replace(/^\/api\/v1/, "").replace(/:([A-Za-z]+)/g, "{$1}");
+        expect(contract.template(`/api/v1${template}`), route.operationId).toBe(template);
+      }
+    });
+
+    for (const route of tenantRoutes) {
+      describe(`${route.method} ${route.path}`, () => {
+        it("answers 401 auth.key_missing without a key", async () => {
+          expectProblem(await requestFor(route, tenant, null), 401, "auth.key_missing");
+        });
+
+        it.each([
+          ["malformed", "sk_live_nope"],
+          ["unknown", `sk_live_${"a".repeat(24)}_${"B".repeat(43)}`],
+        ])("answers 401 auth.key_invalid to a %s key", async (_label, key) => {
+          const answer = await requestFor(route, tenant, key);
+          expectProblem(answer, 401, "auth.key_invalid");
+          expect(answer.res.headers.get("www-authenticate")).toMatch(/^Bearer/);
+        });
+
+        it("answers 401 auth.key_invalid to a revoked key", async () => {
+          expectProblem(await requestFor(route, tenant, keys.revoked), 401, "auth.key_invalid");
+        });
+
+        it(`answers 403 auth.scope_missing to a key without ${route.scope}`, async () => {
+          expectProblem(await requestFor(route, tenant, keys.noScopes), 403, "auth.scope_missing");
+        });
+
+        it("answers 404 to an ungranted tenant exactly as to one that does not exist", async () => {
+          const ungranted = await requestFor(route, other);
+          const missing = await requestFor(route, ghost);
+          const noGrants = await requestFor(route, tenant, keys.noTenants);
+          expectProblem(ungranted, 404, "tenant.not_found");
+          const strip = ({ correlationId: _, ...rest }: Record<string, unknown>) => rest;
+          expect(strip(missing.body)).toEqual(strip(ungranted.body));
+          expect(strip(noGrants.body)).toEqual(strip(ungranted.body));
+          expect(JSON.stringify(ungranted.body)).not.toContain(other);
+        });
+
+        it("succeeds with the right key", async () => {
+          expect((await requestFor(route, tenant)).res.status).toBe(200);
+        });
+      });
+    }
+  });
+
+  describe("problem details", () => {
+    const limitsPath = () => `/api/v1/tenants/${tenant}/usage/limits`;
+    const put = (body: string, headers: Record<string, string> = {}) =>
+      call("PUT", limitsPath(), {
+        body,
+        headers: { "content-type": "application/json", "idempotency-key": `pd-${counter++}-xxxxxx`, ...headers },
+      });
+
+    it("answers unknown routes with 404 request.route_not_found", async () => {
+      expectProblem(await call("GET", `/api/v1/tenants/${tenant}/nothing-here`), 404, "request.route_not_found");
+      expectProblem(await call("GET", "/api/v2/whatever"), 404, "request.route_not_found");
+    });
+
+    it("answers a wrong method with 405 and Allow", async () => {
+      const answer = await call("DELETE", `/api/v1/tenants/${tenant}`);
+      expectProblem(answer, 405, "request.method_not_allowed");
+      expect(answer.res.headers.get("allow")).toContain("GET");
+    });
+
+    it("answers bodies that are not JSON with 400, over 1 MiB with 413, wrong type with 415", async () => {
+      expectProblem(await put("{nope"), 400, "request.body_invalid");
+      expectProblem(
+        await put(JSON.stringify({ softCap: 1, hardCap: 2, pad: "x".repeat(1 << 20) })),
+        413,
+        "request.body_too_large",
+      );
+      expectProblem(
+        await put("softCap=1", { "content-type": "application/x-www-form-urlencoded" }),
+        415,
+        "request.unsupported_media_type",
+      );
+    });
+
+    it("explains invalid fields and ignores unknown ones", async () => {
+      expectProblem(await put(JSON.stringify({ softCap: "1", hardCap: 2 })), 400, "usage.limits_invalid");
+      expectProblem(await put(JSON.stringify({ softCap: 30, hardCap: 20 })), 400, "usage.limits_invalid");
+      expectProblem(await put(JSON.stringify({ softCap: -1, hardCap: 20 })), 400, "usage.limits_invalid");
+      const ok = await put(JSON.stringify({ softCap: 1, hardCap: 2, colour: "blue" }));
+      expect(ok.res.status).toBe(200);
+      expect(ok.body).toMatchObject({ softCap: 1, hardCap: 2 });
+    });
+
+    it("echoes a safe X-Request-Id and carries it into notify's logs", async () => {
+      const id = `tenant-trace-${counter++}`;
+      const { res, body } = await call("GET", `/api/v1/tenants/${ghost}`, { headers: { "x-request-id": id } });
+      expect(res.headers.get("x-request-id")).toBe(id);
+      expect(body.correlationId).toBe(id);
+      await expect.poll(() => stack.notify.logs.some((l) => l.requestId === id)).toBe(true);
+    });
+
+    it("replaces an unsafe X-Request-Id", async () => {
+      const { res, body } = await call("GET", `/api/v1/tenants/${ghost}`, { headers: { "x-request-id": "bad id!" } });
+      expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+      expect(body.correlationId).toBe(res.headers.get("x-request-id"));
+    });
+  });
+
+  describe("idempotency", () => {
+    const limitsPath = () => `/api/v1/tenants/${tenant}/usage/limits`;
+    const put = (key: string | undefined, body: object) =>
+      call("PUT", limitsPath(), {
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }) },
+      });
+
+    it("requires a well-formed key on mutations", async () => {
+      expectProblem(await put(undefined, { softCap: 1, hardCap: 2 }), 400, "request.idempotency_key_required");
+      expectProblem(await put("short", { softCap: 1, hardCap: 2 }), 400, "request.idempotency_key_invalid");
+    });
+
+    it("replays the first result for a repeat, bare or quoted, and refuses reuse for another body", async () => {
+      const key = `limits-${Date.now()}`;
+      const first = await put(key, { softCap: 100, hardCap: 200 });
+      expect(first.res.status).toBe(200);
+      expect(first.res.headers.get("idempotent-replayed")).toBeNull();
+      const again = await put(`"${key}"`, { softCap: 100, hardCap: 200 });
+      expect(again.res.status).toBe(200);
+      expect(again.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+      expectProblem(await put(key, { softCap: 100, hardCap: 300 }), 422, "idempotency.key_reused");
+    });
+
+    it("applies 20 concurrent repeats exactly once", async () => {
+      const key = `burst-${Date.now()}`;
+      const before = (await put(`probe-${Date.now()}`, { softCap: 1, hardCap: 1 })).body.version as number;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => put(key, { softCap: 7, hardCap: 9 })));
+      const statuses = answers.map((a) => a.res.status);
+      expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+      const applied = answers.filter((a) => a.res.status === 200 && a.res.headers.get("idempotent-replayed") === null);
+      expect(applied).toHaveLength(1);
+      for (const a of answers.filter((x) => x.res.status === 409)) expect(a.body.code).toBe("idempotency.in_progress");
+      expect(applied[0]!.body.version).toBe(before + 1);
+      const after = await put(key, { softCap: 7, hardCap: 9 });
+      expect(after.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(after.body.version).toBe(before + 1);
+    });
+  });
+
+  describe("unexpected failures", () => {
+    it("answer 500 service.internal_error with no internals in the body", async () => {
+      const db = new pg.Client({ connectionString: stack.scratch.url });
+      await db.connect();
+      await db.query("alter table notify.usage_limits rename to usage_limits_gone");
+      try {
+        const answer = await call("PUT", `/api/v1/tenants/${tenant}/usage/limits`, {
+          body: JSON.stringify({ softCap: 1, hardCap: 2 }),
+          headers: { "content-type": "application/json", "idempotency-key": `boom-${counter++}-xxxx` },
+        });
+        expectProblem(answer, 500, "service.internal_error");
+        expect(answer.body.detail).toBe("an unexpected error occurred");
+        expect(JSON.stringify(answer.body)).not.toMatch(/usage_limits|does not exist|postgres|knex|\s+at\s/i);
+        // The cause is logged by the service that failed, under the request id.
+        const id = answer.res.headers.get("x-request-id");
+        await expect.poll(() => stack.notify.logs.some((l) => l.requestId === id && l.level === "error")).toBe(true);
+      } finally {
+        await db.query("alter table notify.usage_limits_gone rename to usage_limits");
+        await db.end();
+      }
+    });
+  });
+
+  describe("when notify is down", () => {
+    it("answers 503 service.unavailable with Retry-After and the gateway stays up", async () => {
+      await stack.notify.stop();
+      const answer = await call("GET", `/api/v1/tenants/${tenant}`);
+      expectProblem(answer, 503, "service.unavailable");
+      expect(Number(answer.res.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${stack.url}/readyz`)).status).toBe(503);
+    });
+  });
+});
