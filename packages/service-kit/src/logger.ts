@@ -31,3 +31,11 @@ export function createLogger(service: string, level: string, destination?: Desti
     destination,
   );
 }
+
+/**
+ * The one line every process prints once it is bound, with the ports it got, whatever LOG_LEVEL
+ * says: orchestration (npm start, the tests, the benchmarks) waits for it.
+ */
+export function announceListening(logger: Logger, ports: Record<string, number | string>): void {
+  logger.child({}, { level: "info" }).info(ports, "listening");
+}

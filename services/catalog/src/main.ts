@@ -1,5 +1,5 @@
 import { CatalogServiceService } from "@platform/proto/catalog/v1";
-import { createLogger } from "@platform/service-kit/logger";
+import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
@@ -44,7 +44,7 @@ async function main() {
     ],
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
-  logger.info({ grpcPort: grpc.port, metricsPort: metrics.port }, "listening");
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
 
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     await grpc.shutdown(config.SHUTDOWN_GRACE);

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
-import { createLogger } from "@platform/service-kit/logger";
+import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -85,7 +85,7 @@ async function main() {
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port, metricsPort: metrics.port, url: `http://127.0.0.1:${port}` }, "listening");
+  announceListening(logger, { port, metricsPort: metrics.port, url: `http://127.0.0.1:${port}` });
 
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     stopping = true; // /readyz answers 503 so the load balancer stops sending new requests

@@ -1,7 +1,7 @@
 import { TenantServiceService } from "@platform/proto/notify/v1";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
-import { createLogger } from "@platform/service-kit/logger";
+import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -58,7 +58,7 @@ async function main() {
   }, config.IDEMPOTENCY_PURGE_INTERVAL);
   purge.unref();
 
-  logger.info({ grpcPort: grpc.port, metricsPort: metrics.port }, "listening");
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     clearInterval(purge);
     await grpc.shutdown(config.SHUTDOWN_GRACE);

@@ -2,7 +2,7 @@
  * The webhooks service. For now a shell: it serves grpc.health.v1.Health and /metrics so it can be
  * deployed, probed and scraped like the others; its own gRPC service comes with its issue.
  */
-import { createLogger } from "@platform/service-kit/logger";
+import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { createGrpcInstrumentation, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -21,7 +21,7 @@ async function main() {
     services: [],
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
-  logger.info({ grpcPort: grpc.port, metricsPort: metrics.port }, "listening");
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await metrics.close();

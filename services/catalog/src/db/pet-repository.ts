@@ -11,6 +11,10 @@ interface PetRow {
 
 const columns = ["id", "name", "category_id", "status"];
 
+const listPageSql = `select id, name, category_id, status from pets
+  where (?::text is null or status = ?::text) and (?::bigint is null or id > ?::bigint)
+  order by id asc limit ?`;
+
 function toPet(row: PetRow): Pet {
   return { id: String(row.id), name: row.name, categoryId: String(row.category_id), status: row.status };
 }
@@ -37,13 +41,15 @@ export function createPetRepository(db: Knex): PetRepository {
       return toPet(row);
     },
     async listPageWithLookahead(query) {
-      const select = db("pets")
-        .select<PetRow[]>(columns)
-        .orderBy("id", "asc")
-        .limit(query.limit + 1);
-      if (query.status) void select.where("status", query.status);
-      if (query.afterId !== undefined) void select.where("id", ">", query.afterId);
-      return (await select).map(toPet);
+      // The hot path: fixed SQL text (no query building per call), nulls meaning "no filter".
+      const { rows } = await db.raw<{ rows: PetRow[] }>(listPageSql, [
+        query.status ?? null,
+        query.status ?? null,
+        query.afterId ?? null,
+        query.afterId ?? null,
+        query.limit + 1,
+      ]);
+      return rows.map(toPet);
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   type ListPetsResponse,
 } from "@platform/proto/catalog/v1";
 import { callUnary } from "@platform/service-kit/grpc-client";
+import { GRPC_CHANNEL_OPTIONS } from "@platform/service-kit/grpc-server";
 
 export interface CallOptions {
   requestId: string;
@@ -24,6 +25,7 @@ export interface CatalogClient {
 
 export function createCatalogClient(address: string, timeoutMs: number): CatalogClient {
   const client = new CatalogServiceClient(address, credentials.createInsecure(), {
+    ...GRPC_CHANNEL_OPTIONS,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
   });

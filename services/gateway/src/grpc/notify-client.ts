@@ -13,6 +13,7 @@ import {
   type SetUsageLimitsResponse,
 } from "@platform/proto/notify/v1";
 import { callUnary } from "@platform/service-kit/grpc-client";
+import { GRPC_CHANNEL_OPTIONS } from "@platform/service-kit/grpc-server";
 import type { CallOptions } from "./catalog-client.js";
 
 /** The gateway's (and admin CLI's) view of notify.v1.TenantService. */
@@ -27,6 +28,7 @@ export interface NotifyClient {
 
 export function createNotifyClient(address: string, timeoutMs: number): NotifyClient {
   const client = new TenantServiceClient(address, credentials.createInsecure(), {
+    ...GRPC_CHANNEL_OPTIONS,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
   });
