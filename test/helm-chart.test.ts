@@ -1,0 +1,130 @@
+/* Rendered manifests are untyped YAML; the assertions below walk them freely. */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-explicit-any */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { ensureHelm } from "./helm-binary.js";
+
+const run = promisify(execFile);
+const chart = join(import.meta.dirname, "..", "deploy", "helm", "platform");
+let helm: string;
+
+interface K8sObject {
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: Record<string, any>;
+}
+
+async function render(...sets: string[]): Promise<K8sObject[]> {
+  const args = ["template", "rel", chart, ...sets.flatMap((s) => ["--set", s])];
+  const { stdout } = await run(helm, args);
+  return parseAllDocuments(stdout)
+    .map((d) => d.toJSON() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+}
+
+const ofKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+const component = (o: K8sObject) => o.metadata.labels?.["app.kubernetes.io/component"];
+
+describe("the Helm chart (real helm)", () => {
+  beforeAll(async () => {
+    helm = await ensureHelm();
+  }, 60_000);
+
+  it("passes helm lint --strict", async () => {
+    const { stdout } = await run(helm, ["lint", "--strict", chart]);
+    expect(stdout).toContain("0 chart(s) failed");
+  });
+
+  it("renders a Deployment, Service and PDB per service, each independently labelled", async () => {
+    const objects = await render();
+    for (const kind of ["Deployment", "Service", "PodDisruptionBudget"]) {
+      expect(ofKind(objects, kind).map(component).sort(), kind).toEqual(["catalog", "gateway", "notify", "webhooks"]);
+    }
+    expect(ofKind(objects, "ServiceMonitor")).toHaveLength(0);
+    expect(ofKind(objects, "Ingress")).toHaveLength(0);
+  });
+
+  it("probes gRPC services natively and the gateway over HTTP", async () => {
+    for (const deployment of ofKind(await render(), "Deployment")) {
+      const container = deployment.spec.template.spec.containers[0];
+      if (component(deployment) === "gateway") {
+        expect(container.readinessProbe.httpGet.path).toBe("/readyz");
+        expect(container.livenessProbe.httpGet.path).toBe("/healthz");
+      } else {
+        expect(container.readinessProbe.grpc.port).toBe(container.ports[0].containerPort);
+        expect(container.livenessProbe.grpc).toBeDefined();
+      }
+    }
+  });
+
+  it("runs every pod hardened and non-root", async () => {
+    const objects = await render();
+    for (const workload of [...ofKind(objects, "Deployment"), ...ofKind(objects, "Job")]) {
+      const pod = workload.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+      for (const container of pod.containers) {
+        expect(container.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ["ALL"] },
+        });
+      }
+    }
+  });
+
+  it("migrates in pre-install/pre-upgrade hook Jobs, not at pod start", async () => {
+    const objects = await render();
+    const jobs = ofKind(objects, "Job");
+    expect(jobs.map(component).sort()).toEqual(["catalog", "gateway", "notify"]);
+    for (const job of jobs) {
+      expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+      expect(job.spec.template.spec.containers[0].command).toEqual([
+        "node",
+        `services/${component(job)}/dist/src/migrate.js`,
+      ]);
+    }
+    for (const deployment of ofKind(objects, "Deployment")) {
+      const env = deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+      expect(env).toContainEqual({ name: "MIGRATE_ON_START", value: "false" });
+    }
+  });
+
+  it("points the gateway at the catalog and notify Services and tells it its replica count", async () => {
+    const gateway = ofKind(await render("gateway.replicaCount=3"), "Deployment").find(
+      (d) => component(d) === "gateway",
+    )!;
+    const env = Object.fromEntries(
+      (gateway.spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [
+        e.name,
+        e.value,
+      ]),
+    );
+    expect(env).toMatchObject({
+      CATALOG_ADDR: "rel-platform-catalog:50051",
+      NOTIFY_ADDR: "rel-platform-notify:50052",
+      GATEWAY_REPLICAS: "3",
+    });
+    expect(gateway.spec.replicas).toBe(3);
+  });
+
+  it("deploys each service on its own: disabling one removes all its objects", async () => {
+    const objects = await render("catalog.enabled=false", "webhooks.enabled=false");
+    expect(objects.filter((o) => ["catalog", "webhooks"].includes(component(o) ?? ""))).toEqual([]);
+    expect(ofKind(objects, "Deployment").map(component).sort()).toEqual(["gateway", "notify"]);
+  });
+
+  it("creates ServiceMonitors and the Ingress only when enabled", async () => {
+    const objects = await render("metrics.serviceMonitor.enabled=true", "ingress.enabled=true");
+    expect(ofKind(objects, "ServiceMonitor")).toHaveLength(4);
+    expect(ofKind(objects, "Ingress")[0]!.spec.rules[0].host).toBe("api.example.com");
+  });
+
+  it("rejects values that break the schema", async () => {
+    await expect(render("gateway.replicaCount=lots")).rejects.toThrow(/replicaCount/);
+    await expect(render("image.pullPolicy=Sometimes")).rejects.toThrow(/pullPolicy/);
+  });
+});
