@@ -10,13 +10,12 @@
  * seconds per run (default 8), BENCH_PETS (default 10000).
  */
 import { execFile } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import { combine, measure, printTable, type LoadResult } from "./load-generator.js";
+import { compareAlternating, recordResult } from "./load-generator.js";
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..");
@@ -85,33 +84,26 @@ async function main() {
       throw new Error("the two paths answer different bodies; the comparison would be unfair");
     }
 
-    const runs: LoadResult[] = [];
-    for (let round = 0; round < 2; round++) {
-      runs.push(await measure("baseline (Koa + SQL, one process)", baseUrl, { connections, durationSeconds }));
-      runs.push(
-        await measure("microservices (gateway -> gRPC -> catalog)", serviceUrl, {
-          connections,
-          durationSeconds,
-          headers,
-        }),
-      );
-    }
-    const base = combine(runs.filter((r) => r.label.startsWith("baseline")));
-    const services = combine(runs.filter((r) => r.label.startsWith("microservices")));
-    printTable([base, services]);
-    const ratio = services.requestsPerSecond / base.requestsPerSecond;
+    const result = await compareAlternating(
+      { label: "baseline (Koa + SQL, one process)", url: baseUrl },
+      { label: "microservices (gateway -> gRPC -> catalog)", url: serviceUrl, headers },
+      { connections, durationSeconds },
+    );
+    const { baseline: base, candidate: services, ratio } = result;
     console.log(
       `microservice path keeps ${(ratio * 100).toFixed(1)}% of baseline throughput; ` +
         `p99 ${services.p99Ms.toFixed(2)} ms vs ${base.p99Ms.toFixed(2)} ms; ` +
         `target >= 60% -> ${ratio >= 0.6 ? "PASS" : "BELOW TARGET"}`,
     );
-    const summary = { bench: "catalog", connections, durationSeconds, pets: petCount, baseline: base, services, ratio };
-    console.log(JSON.stringify(summary));
-    await mkdir(join(repo, "bench", "results"), { recursive: true });
-    await writeFile(join(repo, "bench", "results", `catalog-${Date.now()}.json`), JSON.stringify(summary, null, 2));
-    if (base.errors + base.non2xx + services.errors + services.non2xx > 0) {
-      throw new Error("requests failed during the benchmark");
-    }
+    await recordResult(repo, "catalog", {
+      bench: "catalog",
+      connections,
+      durationSeconds,
+      pets: petCount,
+      baseline: base,
+      services,
+      ratio,
+    });
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
     await scratch.drop();

@@ -9,12 +9,11 @@
  * Env: BENCH_CONNECTIONS (default 32), BENCH_DURATION seconds per run (default 8).
  */
 import { execFile } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import { combine, measure, printTable, type LoadResult } from "./load-generator.js";
+import { compareAlternating, recordResult } from "./load-generator.js";
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..");
@@ -78,27 +77,26 @@ async function main() {
       if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${await res.text()}`);
     }
 
-    const runs: LoadResult[] = [];
-    for (let round = 0; round < 2; round++) {
-      runs.push(await measure("baseline (edge off)", baseUrl, { connections, durationSeconds }));
-      runs.push(await measure("edge (full gateway)", edgeUrl, { connections, durationSeconds, headers }));
-    }
-    const base = combine(runs.filter((r) => r.label.startsWith("baseline")));
-    const edge = combine(runs.filter((r) => r.label.startsWith("edge")));
-    printTable([base, edge]);
-    const ratio = edge.requestsPerSecond / base.requestsPerSecond;
+    const result = await compareAlternating(
+      { label: "baseline (edge off)", url: baseUrl },
+      { label: "edge (full gateway)", url: edgeUrl, headers },
+      { connections, durationSeconds },
+    );
+    const { baseline: base, candidate: edge, ratio } = result;
     const cost = 1 - ratio;
     console.log(
       `edge keeps ${(ratio * 100).toFixed(1)}% of baseline throughput (edge cost ${(cost * 100).toFixed(1)}%); ` +
         `p99 ${edge.p99Ms.toFixed(2)} ms vs ${base.p99Ms.toFixed(2)} ms; target: cost < 25% -> ${cost < 0.25 ? "PASS" : "BELOW TARGET"}`,
     );
-    const summary = { bench: "edge", connections, durationSeconds, baseline: base, edge, ratio, cost };
-    console.log(JSON.stringify(summary));
-    await mkdir(join(repo, "bench", "results"), { recursive: true });
-    await writeFile(join(repo, "bench", "results", `edge-${Date.now()}.json`), JSON.stringify(summary, null, 2));
-    if (base.errors + base.non2xx + edge.errors + edge.non2xx > 0) {
-      throw new Error("requests failed during the benchmark");
-    }
+    await recordResult(repo, "edge", {
+      bench: "edge",
+      connections,
+      durationSeconds,
+      baseline: base,
+      edge,
+      ratio,
+      cost,
+    });
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
     await scratch.drop();

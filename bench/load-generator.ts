@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import autocannon from "autocannon";
 
 export interface LoadResult {
@@ -58,4 +60,47 @@ export function printTable(results: LoadResult[]): void {
     "errors+non2xx": r.errors + r.non2xx,
   }));
   console.table(rows);
+}
+
+export interface Target {
+  label: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Measures a baseline and a candidate in alternation (A B A B) so both share the machine's noise,
+ * prints the table, and returns the means and the candidate/baseline throughput ratio.
+ */
+export async function compareAlternating(
+  baseline: Target,
+  candidate: Target,
+  options: { connections: number; durationSeconds: number; rounds?: number },
+): Promise<{ baseline: LoadResult; candidate: LoadResult; ratio: number }> {
+  const runs: LoadResult[] = [];
+  for (let round = 0; round < (options.rounds ?? 2); round++) {
+    for (const target of [baseline, candidate]) {
+      runs.push(
+        await measure(target.label, target.url, {
+          connections: options.connections,
+          durationSeconds: options.durationSeconds,
+          headers: target.headers ?? {},
+        }),
+      );
+    }
+  }
+  const base = combine(runs.filter((r) => r.label === baseline.label));
+  const cand = combine(runs.filter((r) => r.label === candidate.label));
+  printTable([base, cand]);
+  if (base.errors + base.non2xx + cand.errors + cand.non2xx > 0) {
+    throw new Error("requests failed during the benchmark");
+  }
+  return { baseline: base, candidate: cand, ratio: cand.requestsPerSecond / base.requestsPerSecond };
+}
+
+/** Prints the summary as one JSON line and keeps it under bench/results (git-ignored). */
+export async function recordResult(repo: string, name: string, summary: object): Promise<void> {
+  console.log(JSON.stringify(summary));
+  await mkdir(join(repo, "bench", "results"), { recursive: true });
+  await writeFile(join(repo, "bench", "results", `${name}-${Date.now()}.json`), JSON.stringify(summary, null, 2));
 }

@@ -98,3 +98,29 @@ export function isTransientDatabaseError(error: unknown): boolean {
     /Connection terminated|connection ended|Client has encountered a connection error/i.test(message)
   );
 }
+
+/**
+ * A service's start-up database step: a pool on its schema, wait for Postgres, and (local runs)
+ * migrate. In Kubernetes `migrateOnStart` is false and the migrate hook Job has already run.
+ */
+export async function openServiceDatabase(options: {
+  url: string;
+  schema: string;
+  poolMax: number;
+  migrateOnStart: boolean;
+  migrations: Migration[];
+  logger: Logger;
+}): Promise<Knex> {
+  const db = createDatabase({
+    url: options.url,
+    schema: options.schema,
+    poolMax: options.poolMax,
+    logger: options.logger,
+  });
+  await waitForDatabase(db, 30_000);
+  if (options.migrateOnStart) {
+    const applied = await migrateToLatest(db, options.schema, options.migrations);
+    if (applied.length > 0) options.logger.info({ applied }, "migrations applied");
+  }
+  return db;
+}

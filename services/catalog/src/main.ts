@@ -1,7 +1,7 @@
 import { CatalogServiceService } from "@platform/proto/catalog/v1";
 import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
-import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
+import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
@@ -14,17 +14,14 @@ const bootLogger = createLogger("catalog", "info");
 async function main() {
   const config = loadCatalogConfig(process.env);
   const logger = createLogger("catalog", config.LOG_LEVEL);
-  const db = createDatabase({
+  const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: CATALOG_SCHEMA,
     poolMax: config.DATABASE_POOL_MAX,
+    migrateOnStart: config.MIGRATE_ON_START,
+    migrations,
     logger,
   });
-  await waitForDatabase(db, 30_000);
-  if (config.MIGRATE_ON_START) {
-    const applied = await migrateToLatest(db, CATALOG_SCHEMA, migrations);
-    if (applied.length > 0) logger.info({ applied }, "migrations applied");
-  }
 
   const registry = createMetricsRegistry("catalog");
   const instrumentation = createGrpcInstrumentation(logger, registry);

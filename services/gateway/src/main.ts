@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
-import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
+import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
@@ -18,17 +18,14 @@ const bootLogger = createLogger("gateway", "info");
 async function main() {
   const config = loadGatewayConfig(process.env);
   const logger = createLogger("gateway", config.LOG_LEVEL);
-  const db = createDatabase({
+  const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: GATEWAY_SCHEMA,
     poolMax: config.DATABASE_POOL_MAX,
+    migrateOnStart: config.MIGRATE_ON_START,
+    migrations,
     logger,
   });
-  await waitForDatabase(db, 30_000);
-  if (config.MIGRATE_ON_START) {
-    const applied = await migrateToLatest(db, GATEWAY_SCHEMA, migrations);
-    if (applied.length > 0) logger.info({ applied }, "migrations applied");
-  }
 
   const apiKeys = new CachedApiKeyStore(createApiKeyStore(db), {
     databaseUrl: config.DATABASE_URL,

@@ -3,7 +3,7 @@ import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
 import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
-import { createDatabase, migrateToLatest, waitForDatabase } from "@platform/service-kit/postgres";
+import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { loadNotifyConfig, NOTIFY_SCHEMA } from "./config.js";
@@ -15,17 +15,14 @@ const bootLogger = createLogger("notify", "info");
 async function main() {
   const config = loadNotifyConfig(process.env);
   const logger = createLogger("notify", config.LOG_LEVEL);
-  const db = createDatabase({
+  const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: NOTIFY_SCHEMA,
     poolMax: config.DATABASE_POOL_MAX,
+    migrateOnStart: config.MIGRATE_ON_START,
+    migrations,
     logger,
   });
-  await waitForDatabase(db, 30_000);
-  if (config.MIGRATE_ON_START) {
-    const applied = await migrateToLatest(db, NOTIFY_SCHEMA, migrations);
-    if (applied.length > 0) logger.info({ applied }, "migrations applied");
-  }
 
   const registry = createMetricsRegistry("notify");
   const instrumentation = createGrpcInstrumentation(logger, registry);
