@@ -1,6 +1,7 @@
 import { credentials } from "@grpc/grpc-js";
 import {
   CatalogServiceClient,
+  CatalogServiceService,
   type CreatePetRequest,
   type CreatePetResponse,
   type GetPetRequest,
@@ -30,9 +31,12 @@ export function createCatalogClient(address: string, timeoutMs: number): Catalog
     "grpc.keepalive_timeout_ms": 10_000,
   });
   return {
-    listPets: (request, { requestId }) => callUnary(client.listPets.bind(client), request, { requestId, timeoutMs }),
-    createPet: (request, { requestId }) => callUnary(client.createPet.bind(client), request, { requestId, timeoutMs }),
-    getPet: (request, { requestId }) => callUnary(client.getPet.bind(client), request, { requestId, timeoutMs }),
+    listPets: (request, { requestId }) =>
+      callUnary(client, CatalogServiceService.listPets, request, { requestId, timeoutMs }),
+    createPet: (request, { requestId }) =>
+      callUnary(client, CatalogServiceService.createPet, request, { requestId, timeoutMs }),
+    getPet: (request, { requestId }) =>
+      callUnary(client, CatalogServiceService.getPet, request, { requestId, timeoutMs }),
     close: () => client.close(),
   };
 }

@@ -1,6 +1,7 @@
 import { credentials } from "@grpc/grpc-js";
 import {
   TenantServiceClient,
+  TenantServiceService,
   type ActivateTenantRequest,
   type ActivateTenantResponse,
   type CreateTenantRequest,
@@ -34,14 +35,16 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
   });
   const options = (requestId: string) => ({ requestId, timeoutMs });
   return {
-    createTenant: (request, { requestId }) => callUnary(client.createTenant.bind(client), request, options(requestId)),
-    getTenant: (request, { requestId }) => callUnary(client.getTenant.bind(client), request, options(requestId)),
+    createTenant: (request, { requestId }) =>
+      callUnary(client, TenantServiceService.createTenant, request, options(requestId)),
+    getTenant: (request, { requestId }) =>
+      callUnary(client, TenantServiceService.getTenant, request, options(requestId)),
     activateTenant: (request, { requestId }) =>
-      callUnary(client.activateTenant.bind(client), request, options(requestId)),
+      callUnary(client, TenantServiceService.activateTenant, request, options(requestId)),
     setChannelState: (request, { requestId }) =>
-      callUnary(client.setChannelState.bind(client), request, options(requestId)),
+      callUnary(client, TenantServiceService.setChannelState, request, options(requestId)),
     setUsageLimits: (request, { requestId }) =>
-      callUnary(client.setUsageLimits.bind(client), request, options(requestId)),
+      callUnary(client, TenantServiceService.setUsageLimits, request, options(requestId)),
     close: () => client.close(),
   };
 }
