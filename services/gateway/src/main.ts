@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceListening, createLogger } from "@platform/service-kit/logger";
@@ -73,6 +73,9 @@ async function main() {
     publicBaseUrl: config.PUBLIC_BASE_URL ?? "",
   });
   const server = createServer(app.callback());
+  server.on("request", (_req, res: ServerResponse) => {
+    if (stopping) res.shouldKeepAlive = false; // draining: this connection ends with this response
+  });
   server.keepAliveTimeout = 65_000; // longer than a typical load balancer's idle timeout
   server.headersTimeout = 66_000;
   server.requestTimeout = 30_000;
@@ -86,8 +89,14 @@ async function main() {
 
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     stopping = true; // /readyz answers 503 so the load balancer stops sending new requests
+    // Stop accepting connections; answer what is in flight; close each keep-alive connection as
+    // soon as it goes idle (responses sent meanwhile carry Connection: close, see below).
     await new Promise<void>((resolve) => {
-      server.close(() => resolve()); // stops accepting; resolves when in-flight requests are done
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      server.close(() => {
+        clearInterval(sweep);
+        resolve();
+      });
       server.closeIdleConnections();
     });
     await metrics.close();
