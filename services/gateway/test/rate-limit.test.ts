@@ -34,6 +34,17 @@ describe("rate limiting", () => {
     expect(body).toMatchObject({ code: "request.rate_limited", status: 429 });
   });
 
+  it("limits the animal catalog the same way, answering its Error shape", async () => {
+    const catalogKey = (await stack.admin("key", "create")).key as string;
+    const list = () => fetch(`${stack.url}/v1/pets`, { headers: { authorization: `Bearer ${catalogKey}` } });
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 7; i++) statuses.push((last = await list()).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429]);
+    expect(last!.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(await last!.json()).toEqual({ code: "rate_limited", message: expect.any(String) as string, status: 429 });
+  });
+
   it("puts rate-limit headers on failures too, counting unauthenticated callers by address", async () => {
     const res = await get(stack.url, "Bearer nonsense");
     expect(res.status).toBe(401);

@@ -50,6 +50,9 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
         CATALOG_ADDR: `127.0.0.1:${catalogPort}`,
         NOTIFY_ADDR: `127.0.0.1:${stack.notify!.listening.grpcPort as number}`,
         UPSTREAM_TIMEOUT: "2s",
+        // Tests send bursts; the rate-limit tests set their own limits.
+        RATE_LIMIT_PER_SECOND: "100000",
+        RATE_LIMIT_BURST: "100000",
         ...env,
       },
     });

@@ -127,9 +127,9 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   });
   const edge: Middleware = async (ctx, next) => {
     if (publicDocuments.has(ctx.path)) await next();
-    else if (isTenantInterface(ctx.path)) await limit(ctx, async () => void (await requireKey(ctx, next)));
-    else if (ctx.path.startsWith("/v1/")) await requireKey(ctx, next);
-    else await next();
+    else if (isTenantInterface(ctx.path) || ctx.path.startsWith("/v1/")) {
+      await limit(ctx, async () => void (await requireKey(ctx, next)));
+    } else await next();
   };
 
   app.use(requestId);

@@ -1,22 +1,29 @@
 import { catalogCodeForStatus } from "../catalog-errors.js";
 import { GET_PET_SUNSET } from "../catalog-routes.js";
 
+const everyResponseHeaders = {
+  "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
+};
+
 const errorResponse = (description: string) => ({
   description,
-  headers: { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } },
+  headers: everyResponseHeaders,
   content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
 });
 
 const common = {
   "401": errorResponse("The API key is missing, malformed, unknown or revoked."),
   "405": errorResponse("The path exists but not with this method; see the Allow header."),
+  "429": {
+    ...errorResponse("Over the API key's rate limit; honour Retry-After."),
+    headers: { ...everyResponseHeaders, "Retry-After": { schema: { type: "string", pattern: "^[0-9]+$" } } },
+  },
   "500": errorResponse("An unexpected failure; nothing internal is disclosed."),
   "503": {
     ...errorResponse("A downstream service is temporarily unavailable; retry with backoff."),
-    headers: {
-      "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
-      "Retry-After": { schema: { type: "string" } },
-    },
+    headers: { ...everyResponseHeaders, "Retry-After": { schema: { type: "string" } } },
   },
 };
 
@@ -75,7 +82,7 @@ export const catalogOpenApi = {
           "201": {
             description: "The pet, as stored.",
             headers: {
-              "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+              ...everyResponseHeaders,
               Location: { schema: { type: "string" } },
             },
             content: { "application/json": { schema: { $ref: "#/components/schemas/Pet" } } },
@@ -97,7 +104,7 @@ export const catalogOpenApi = {
           "200": {
             description: "The pet.",
             headers: {
-              "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+              ...everyResponseHeaders,
               Deprecation: { schema: { type: "string", pattern: "^@[0-9]+$" }, description: "RFC 9745" },
               Sunset: { schema: { type: "string", const: GET_PET_SUNSET }, description: "RFC 8594" },
               Link: { schema: { type: "string" }, description: 'rel="successor-version"' },
@@ -118,6 +125,8 @@ export const catalogOpenApi = {
         description: "Echoes a safe caller-supplied X-Request-Id, else a generated one.",
         schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" },
       },
+      RateLimit: { schema: { type: "string", pattern: '^"default";r=[0-9]+;t=[0-9]+$' } },
+      "RateLimit-Policy": { schema: { type: "string", pattern: '^"default";q=[0-9]+;w=1$' } },
     },
     schemas: {
       PetStatus: { type: "string", enum: ["available", "pending", "sold"] },
