@@ -126,7 +126,7 @@ describe("runIdempotently (real Postgres)", () => {
   });
 
   it("after a crash mid-effect: no effect, repeats wait out the lease, then one retry applies", async () => {
-    const short = { ttlMs: 60_000, leaseMs: 300 };
+    const short = { ttlMs: 60_000, leaseMs: 1_500 };
     const command = { scope, key: key(), fingerprint: "f" };
     const crash = async (trx: Knex.Transaction) => {
       await addEffect(scope, "lost")(trx);
@@ -137,7 +137,7 @@ describe("runIdempotently (real Postgres)", () => {
     await expect(runIdempotently(db, command, addEffect(scope, "x"), short)).rejects.toBeInstanceOf(
       IdempotencyInProgressError,
     );
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
     expect((await runIdempotently(db, command, addEffect(scope, "retry"), short)).replayed).toBe(false);
     expect(await effectCount(scope)).toBe(1);
   });
@@ -145,19 +145,23 @@ describe("runIdempotently (real Postgres)", () => {
   it("never completes twice when a slow first attempt outlives its lease and is taken over", async () => {
     const short = { ttlMs: 60_000, leaseMs: 150 };
     const command = { scope, key: key(), fingerprint: "f" };
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
     const slow = runIdempotently(
       db,
       command,
       async (trx) => {
         const result = await addEffect(scope, "slow")(trx);
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await gate; // still working when its lease runs out
         return result;
       },
       short,
     );
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await expect.poll(() => db("idempotency_keys").where({ scope, key: command.key }).first()).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const takeover = await runIdempotently(db, command, addEffect(scope, "takeover"), short);
     expect(takeover.replayed).toBe(false);
+    release();
     await expect(slow).rejects.toBeInstanceOf(IdempotencyInProgressError);
     expect(await db("effects").where({ scope }).pluck("payload")).toEqual(["takeover"]);
   });
