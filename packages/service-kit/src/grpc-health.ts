@@ -1,5 +1,6 @@
 import { credentials, makeGenericClientConstructor, type Client } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
+import { GRPC_CHANNEL_OPTIONS } from "./grpc-server.js";
 
 export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN" | "UNREACHABLE";
 
@@ -18,7 +19,7 @@ type HealthCheck = (
 export class HealthChecker {
   private readonly client: Client;
   constructor(readonly address: string) {
-    this.client = new HealthClient(address, credentials.createInsecure(), { "grpc.enable_channelz": 0 });
+    this.client = new HealthClient(address, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
   }
 
   check(service = "", timeoutMs = 1_000): Promise<ServingStatus> {

@@ -86,3 +86,12 @@ export function apiErrorFromGrpc(error: unknown): ApiError {
     cause: error,
   });
 }
+
+/** Awaits a gRPC call, turning its failure into the ApiError the HTTP layer writes. */
+export async function callService<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    throw apiErrorFromGrpc(error);
+  }
+}

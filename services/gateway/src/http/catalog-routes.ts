@@ -2,7 +2,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import { PetStatus as ProtoPetStatus, type Pet as ProtoPet } from "@platform/proto/catalog/v1";
 import type { CatalogClient } from "../grpc/catalog-client.js";
-import { ApiError, apiErrorFromGrpc } from "./api-error.js";
+import { ApiError, callService as call } from "./api-error.js";
 import { readJsonBody } from "./json-body.js";
 
 /**
@@ -86,14 +86,6 @@ function parseNewPet(body: unknown): { name: string; categoryId: string; status:
     categoryId: String(categoryId),
     status: status === undefined ? ProtoPetStatus.PET_STATUS_UNSPECIFIED : statusToProto[status as PetStatus],
   };
-}
-
-async function call<T>(promise: Promise<T>): Promise<T> {
-  try {
-    return await promise;
-  } catch (error) {
-    throw apiErrorFromGrpc(error);
-  }
 }
 
 export function catalogRoutes(deps: { catalog: CatalogClient; publicBaseUrl: string }): Router {

@@ -2,7 +2,7 @@ import type { Context } from "koa";
 import { TenantPlan, type Tenant, type UsageLimits } from "@platform/proto/notify/v1";
 import type { Scope } from "../domain/api-key.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
-import { ApiError, apiErrorFromGrpc } from "./api-error.js";
+import { ApiError, callService as call } from "./api-error.js";
 import { readJsonBody } from "./json-body.js";
 
 export interface TenantRouteDeps {
@@ -58,14 +58,6 @@ function limitsToJson(limits: UsageLimits | undefined): Record<string, unknown> 
     version: Number(limits.version),
     updatedAt: limits.updatedAt,
   };
-}
-
-async function call<T>(promise: Promise<T>): Promise<T> {
-  try {
-    return await promise;
-  } catch (error) {
-    throw apiErrorFromGrpc(error);
-  }
 }
 
 const requestIdOf = (ctx: Context) => ({ requestId: ctx.state.requestId as string });
