@@ -38,6 +38,12 @@ describe("validateNewPet", () => {
     );
   });
 
+  it("names every problem at once", () => {
+    expect(() => validateNewPet({ name: " ", categoryId: "0", status: undefined })).toThrow(
+      new InvalidPetError("name must not be empty; categoryId must be a positive 64-bit integer"),
+    );
+  });
+
   it("carries a stable code and kind", () => {
     try {
       validateNewPet({ name: "", categoryId: "1", status: undefined });

@@ -48,18 +48,18 @@ export function parseInt64(text: string): bigint | undefined {
 
 /**
  * Validates a creation request. `status` undefined means "not given" and takes the default.
- * Names are 1-200 Unicode code points after trimming; categoryId is a positive int64.
+ * Names are 1-200 Unicode code points after trimming; categoryId is a positive int64. Every
+ * problem found is named in one message, separated by "; ".
  */
 export function validateNewPet(input: { name: string; categoryId: string; status: PetStatus | undefined }): NewPet {
+  const problems: string[] = [];
   const name = input.name.trim();
-  if (name.length === 0) throw new InvalidPetError("name must not be empty");
-  if ([...name].length > NAME_MAX_CODE_POINTS) {
-    throw new InvalidPetError(`name must be at most ${NAME_MAX_CODE_POINTS} characters`);
-  }
-  if (/\p{Cc}/u.test(name)) throw new InvalidPetError("name must not contain control characters");
+  if (name.length === 0) problems.push("name must not be empty");
+  else if ([...name].length > NAME_MAX_CODE_POINTS) {
+    problems.push(`name must be at most ${NAME_MAX_CODE_POINTS} characters`);
+  } else if (/\p{Cc}/u.test(name)) problems.push("name must not contain control characters");
   const categoryId = parseInt64(input.categoryId);
-  if (categoryId === undefined || categoryId <= 0n) {
-    throw new InvalidPetError("categoryId must be a positive 64-bit integer");
-  }
+  if (categoryId === undefined || categoryId <= 0n) problems.push("categoryId must be a positive 64-bit integer");
+  if (problems.length > 0 || categoryId === undefined) throw new InvalidPetError(problems.join("; "));
   return { name, categoryId: categoryId.toString(), status: input.status ?? DEFAULT_PET_STATUS };
 }
