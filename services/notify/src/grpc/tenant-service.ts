@@ -122,5 +122,9 @@ export function createTenantService(deps: {
       );
       return { limits: toProtoLimits(outcome.result), replayed: outcome.replayed };
     },
+    async getUsageLimits(request) {
+      const limits = await deps.tenants.getUsageLimits(requireTenantId(request.tenantId));
+      return { limits: limits === undefined ? undefined : toProtoLimits(toStoredLimits(limits)) };
+    },
   };
 }
