@@ -132,6 +132,13 @@ describe("animal catalog over HTTP", () => {
       );
     });
 
+    it("names every problem at once, shape and rules alike", async () => {
+      const { body } = await post({ name: "", categoryId: 0, status: "dead" });
+      expect((body as { message: string }).message).toBe(
+        "name must not be empty; categoryId must be a positive integer; status must be one of available, pending, sold",
+      );
+    });
+
     it.each([
       ["text/plain", { "content-type": "text/plain" }],
       ["form data", { "content-type": "application/x-www-form-urlencoded" }],
@@ -225,6 +232,7 @@ describe("animal catalog over HTTP", () => {
       ["limit=-1", /limit/],
       ["limit=", /limit/],
       ["limit=1&limit=2", /at most once/],
+      ["limit=0&status=lost", /^limit must be an integer between 1 and 100; status must be one of/],
       ["status=lost", /status must be one of/],
       ["status=AVAILABLE", /status must be one of/],
       ["cursor=forged", /cursor/],
@@ -254,13 +262,20 @@ describe("animal catalog over HTTP", () => {
       expect(res.headers.get("link")).toBe('</v1/pets>; rel="successor-version"');
     });
 
+    it("announces the deprecation even when the key is refused", async () => {
+      const answer = await request("GET", "/v1/pets/1", { auth: null });
+      expectError(answer, 401, "unauthorized");
+      expect(answer.res.headers.get("deprecation")).toMatch(/^@\d+$/);
+      expect(answer.res.headers.get("link")).toBe('</v1/pets>; rel="successor-version"');
+    });
+
     it("answers 404 for an unknown pet, still announcing the deprecation", async () => {
       const answer = await request("GET", "/v1/pets/9223372036854775807");
       expectError(answer, 404, "not_found");
       expect(answer.res.headers.get("sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
     });
 
-    it.each(["abc", "1.5", "9223372036854775808", "%F0%9F%90%B6", "01", "1e3", "%E0%A4%A"])(
+    it.each(["abc", "1.5", "9223372036854775808", "%F0%9F%90%B6", "01", "1e3", "%E0%A4%A", "0", "-1"])(
       "answers 400 to petId %s",
       async (petId) => {
         expectError(await request("GET", `/v1/pets/${petId}`), 400, "bad_request");

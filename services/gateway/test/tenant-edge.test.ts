@@ -1,7 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { problemCodes } from "../src/http/problem.js";
-import { tenantRoutes, type TenantRoute } from "../src/http/tenant-routes.js";
+import type { TenantRoute } from "../src/http/tenant-route.js";
+import { tenantRoutes } from "../src/http/tenant-routes.js";
 import { OpenApiContract } from "./openapi-contract.js";
 import { startTestStack, type TestStack } from "./stack.js";
 
@@ -81,11 +82,24 @@ describe("tenant interface edge", () => {
     tenant = (await stack.admin("tenant", "create", "--name", "Acme")).id as string;
     await stack.admin("tenant", "activate", "--id", tenant);
     other = (await stack.admin("tenant", "create", "--name", "Other", "--plan", "commercial")).id as string;
-    const key = async (scopes: string, tenants: string) =>
-      (await stack.admin("key", "create", "--scopes", scopes, "--tenants", tenants)).key as string;
-    keys.full = await key(allScopes, `${tenant},${ghost}`);
-    keys.noScopes = await key("", `${tenant},${ghost}`);
+    // The CLI refuses to grant a tenant that does not exist; a grant of one that is gone (or never
+    // was) is written straight into the table, as if the tenant had been deleted after the grant.
+    const db = new pg.Client({ connectionString: stack.scratch.url });
+    await db.connect();
+    const key = async (scopes: string, tenants: string, alsoMissing = false) => {
+      const created = await stack.admin("key", "create", "--scopes", scopes, "--tenants", tenants);
+      if (alsoMissing) {
+        await db.query("update gateway.api_keys set tenant_ids = array_append(tenant_ids, $1) where id = $2", [
+          ghost,
+          created.id,
+        ]);
+      }
+      return created.key as string;
+    };
+    keys.full = await key(allScopes, tenant, true);
+    keys.noScopes = await key("", tenant, true);
     keys.noTenants = await key(allScopes, "");
+    await db.end();
     const revoked = await stack.admin("key", "create", "--scopes", allScopes, "--tenants", tenant);
     await stack.admin("key", "revoke", "--id", revoked.id as string);
     keys.revoked = revoked.key as string;
@@ -199,6 +213,16 @@ describe("tenant interface edge", () => {
       );
     });
 
+    it("names every problem of the limits in one detail", async () => {
+      const answer = await put(JSON.stringify({ softCap: -1, hardCap: "5" }));
+      expectProblem(answer, 400, "usage.limits_invalid");
+      expect(answer.body.detail).toBe(
+        "softCap must be a whole number of tokens from 0 to 9007199254740991; hardCap must be an integer",
+      );
+      const both = await put(JSON.stringify({ hardCap: 1.5 }));
+      expect(both.body.detail).toBe("softCap is required; hardCap must be an integer");
+    });
+
     it("explains invalid fields and ignores unknown ones", async () => {
       expectProblem(await put(JSON.stringify({ softCap: "1", hardCap: 2 })), 400, "usage.limits_invalid");
       expectProblem(await put(JSON.stringify({ softCap: 30, hardCap: 20 })), 400, "usage.limits_invalid");
@@ -220,6 +244,28 @@ describe("tenant interface edge", () => {
       const { res, body } = await call("GET", `/api/v1/tenants/${ghost}`, { headers: { "x-request-id": "bad id!" } });
       expect(res.headers.get("x-request-id")).toMatch(/^req_/);
       expect(body.correlationId).toBe(res.headers.get("x-request-id"));
+    });
+  });
+
+  describe("usage limits", () => {
+    it("reads back no limits as nulls with version 0, then the limits as set", async () => {
+      const fresh = (await stack.admin("tenant", "create", "--name", "Fresh", "--id", `fresh_${counter++}`))
+        .id as string;
+      const key = (await stack.admin("key", "create", "--scopes", "tenant:read,usage:manage", "--tenants", fresh))
+        .key as string;
+      const path = `/api/v1/tenants/${fresh}/usage/limits`;
+      const unset = await call("GET", path, { key });
+      expect(unset.res.status).toBe(200);
+      expect(unset.body).toEqual({ tenantId: fresh, softCap: null, hardCap: null, version: 0, updatedAt: null });
+      const set = await call("PUT", path, {
+        key,
+        body: JSON.stringify({ softCap: 5, hardCap: 8 }),
+        headers: { "content-type": "application/json", "idempotency-key": `read-back-${counter++}` },
+      });
+      expect(set.res.status).toBe(200);
+      const read = await call("GET", path, { key });
+      expect(read.body).toEqual(set.body);
+      expect(read.body).toMatchObject({ softCap: 5, hardCap: 8, version: 1 });
     });
   });
 

@@ -8,6 +8,8 @@ import {
   type CreateTenantResponse,
   type GetTenantRequest,
   type GetTenantResponse,
+  type GetUsageLimitsRequest,
+  type GetUsageLimitsResponse,
   type SetChannelStateRequest,
   type SetChannelStateResponse,
   type SetUsageLimitsRequest,
@@ -24,6 +26,7 @@ export interface NotifyClient {
   activateTenant(request: ActivateTenantRequest, options: CallOptions): Promise<ActivateTenantResponse>;
   setChannelState(request: SetChannelStateRequest, options: CallOptions): Promise<SetChannelStateResponse>;
   setUsageLimits(request: SetUsageLimitsRequest, options: CallOptions): Promise<SetUsageLimitsResponse>;
+  getUsageLimits(request: GetUsageLimitsRequest, options: CallOptions): Promise<GetUsageLimitsResponse>;
   close(): void;
 }
 
@@ -45,6 +48,8 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
       callUnary(client, TenantServiceService.setChannelState, request, options(requestId)),
     setUsageLimits: (request, { requestId }) =>
       callUnary(client, TenantServiceService.setUsageLimits, request, options(requestId)),
+    getUsageLimits: (request, { requestId }) =>
+      callUnary(client, TenantServiceService.getUsageLimits, request, options(requestId)),
     close: () => client.close(),
   };
 }

@@ -9,12 +9,12 @@ import { ApiError } from "./api-error.js";
 import { authenticate, type ApiKeyLookup } from "./authenticate.js";
 import { authorize } from "./authorize.js";
 import { writeCatalogError } from "./catalog-errors.js";
-import { catalogRoutes } from "./catalog-routes.js";
+import { announceGetPetDeprecation, catalogRoutes } from "./catalog-routes.js";
 import { httpMetrics } from "./http-metrics.js";
 import { catalogOpenApi } from "./openapi/catalog-v1.js";
 import { tenantOpenApi } from "./openapi/tenant-v1.js";
 import { writeProblem } from "./problem.js";
-import { rateLimit, type TokenBuckets } from "./rate-limit.js";
+import { rateLimit, rateLimitPolicyHeader, type TokenBuckets } from "./rate-limit.js";
 import { requestId } from "./request-id.js";
 import { tenantRoutes } from "./tenant-routes.js";
 
@@ -98,11 +98,13 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     ctx.status = readiness.ready ? 200 : 503;
     ctx.body = { status: readiness.ready ? "ready" : "not_ready", checks: readiness.checks };
   });
+  const documentOptions = { rateLimitPolicy: rateLimitPolicyHeader(deps.rateLimits) };
+  const documents = { catalog: catalogOpenApi(documentOptions), tenant: tenantOpenApi(documentOptions) };
   operational.get("/v1/openapi.json", (ctx) => {
-    ctx.body = catalogOpenApi;
+    ctx.body = documents.catalog;
   });
   operational.get("/api/v1/openapi.json", (ctx) => {
-    ctx.body = tenantOpenApi;
+    ctx.body = documents.tenant;
   });
 
   const v1 = new Router({ prefix: "/v1" });
@@ -137,6 +139,7 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri));
   app.use(operational.routes());
   app.use(operational.allowedMethods());
+  app.use(announceGetPetDeprecation(deps.publicBaseUrl));
   app.use(edge);
   app.use(v1.routes());
   app.use(v1.allowedMethods());

@@ -2,7 +2,7 @@ import type { Middleware } from "koa";
 import type { ApiKeyRecord } from "../domain/api-key.js";
 import { ApiError } from "./api-error.js";
 import { parseIdempotencyKey } from "./idempotency-key.js";
-import { tenantIdOf, type TenantRoute } from "./tenant-routes.js";
+import { tenantIdOf, type TenantRoute } from "./tenant-route.js";
 
 /** Same detail as notify's tenant.not_found, so an ungranted tenant and a missing one look alike. */
 export const TENANT_NOT_FOUND_DETAIL = "no tenant with this id is available to this key";

@@ -72,6 +72,11 @@ export class TokenBuckets {
   }
 }
 
+/** The `RateLimit-Policy` value these buckets enforce (also declared in the OpenAPI documents). */
+export function rateLimitPolicyHeader(buckets: TokenBuckets): string {
+  return `"default";q=${buckets.capacity};w=${buckets.windowSeconds}`;
+}
+
 /**
  * Rate limiting for both interfaces, with the IETF draft's structured headers on every response:
  * `RateLimit-Policy: "default";q=<bucket size>;w=<seconds to refill it>` and
@@ -80,7 +85,7 @@ export class TokenBuckets {
  * client address. Over the limit: 429 request.rate_limited with Retry-After = t.
  */
 export function rateLimit(buckets: TokenBuckets, callerOf: (ctx: Parameters<Middleware>[0]) => string): Middleware {
-  const policyHeader = `"default";q=${buckets.capacity};w=${buckets.windowSeconds}`;
+  const policyHeader = rateLimitPolicyHeader(buckets);
   return async (ctx, next) => {
     const { allowed, remaining, resetSeconds } = buckets.take(callerOf(ctx));
     ctx.set("RateLimit-Policy", policyHeader);
