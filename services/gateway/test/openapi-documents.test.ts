@@ -1,3 +1,4 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { catalogOpenApi } from "../src/http/openapi/catalog-v1.js";
 import { tenantOpenApi } from "../src/http/openapi/tenant-v1.js";
@@ -36,6 +37,18 @@ function declaredCodes(operation: Operation): string[] {
     return (schema?.allOf?.[1]?.properties as { code?: { enum: string[] } } | undefined)?.code?.enum ?? [];
   });
 }
+
+describe.each([
+  ["tenant", tenantDoc],
+  ["catalog", catalogDoc],
+])("the %s document", (_name, doc) => {
+  it("is valid OpenAPI 3.1 by the specification's own schema (an outside validator)", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc) as unknown as Parameters<Validator["validate"]>[0]);
+    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+    expect({ valid: result.valid, version: validator.version }).toEqual({ valid: true, version: "3.1" });
+  });
+});
 
 describe("tenant document", () => {
   const contract = new OpenApiContract(tenantDoc);
