@@ -62,6 +62,14 @@ function limitsToJson(limits: UsageLimits | undefined): Record<string, unknown> 
 
 const requestIdOf = (ctx: Context) => ({ requestId: ctx.state.requestId as string });
 
+/** What a tenant id looks like (notify's rule): 1-64 of A-Z a-z 0-9 _ - */
+export const TENANT_ID_PATTERN = "^[A-Za-z0-9_-]{1,64}$";
+const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
+
+export function isTenantId(value: string): boolean {
+  return TENANT_ID.test(value);
+}
+
 /** The {tenantId} path parameter (every tenant route has one). */
 export const tenantIdOf = (ctx: Context): string => String((ctx.params as Record<string, string>).tenantId ?? "");
 
@@ -117,6 +125,10 @@ export const tenantRoutes: TenantRoute[] = [
           },
           requestIdOf(ctx),
         ),
+        {
+          idempotencyKey: ctx.state.idempotencyKey as string,
+          howToCheck: "The limits may have been set: read the usage before setting them again",
+        },
       );
       if (response.replayed) ctx.set("Idempotent-Replayed", "true");
       ctx.body = limitsToJson(response.limits);

@@ -74,6 +74,19 @@ export const catalogOpenApi = {
       post: {
         operationId: "createPet",
         summary: "Add a pet.",
+        parameters: [
+          {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description:
+              "Optional; 8-128 of A-Z a-z 0-9 _ . : -, bare or as a quoted sf-string, remembered 24 hours per API " +
+              "key. A repeat with the same body replays the first answer (`Idempotent-Replayed: true`) and never " +
+              "creates a second pet; with another body it is 422. Send one on every create: it is what makes a " +
+              "retry after a 503 or a lost connection safe.",
+            schema: { type: "string", pattern: '^(?:[A-Za-z0-9_.:-]{8,128}|"[A-Za-z0-9_.:-]{8,128}")$' },
+          },
+        ],
         requestBody: {
           required: true,
           content: { "application/json": { schema: { $ref: "#/components/schemas/NewPet" } } },
@@ -84,13 +97,39 @@ export const catalogOpenApi = {
             headers: {
               ...everyResponseHeaders,
               Location: { schema: { type: "string" } },
+              "Idempotent-Replayed": {
+                schema: { type: "string", const: "true" },
+                description: "Present when this answer replays the first request with the same Idempotency-Key.",
+              },
             },
             content: { "application/json": { schema: { $ref: "#/components/schemas/Pet" } } },
           },
-          "400": errorResponse("Missing required fields, invalid values, or a body that is not a JSON object."),
+          "400": errorResponse(
+            "Missing required fields, invalid values, text that is not well-formed Unicode, a body that is not a " +
+              "JSON object, or a malformed Idempotency-Key.",
+          ),
+          "409": errorResponse(
+            "`idempotency_in_progress`: the first request with this Idempotency-Key is still being processed; " +
+              "retry it shortly with the same key.",
+          ),
           "413": errorResponse("The body is larger than 1 MiB."),
           "415": errorResponse("The body is not application/json."),
+          "422": errorResponse(
+            "`idempotency_key_reused`: this Idempotency-Key was used with a different body; use a new key.",
+          ),
           ...common,
+          "503": {
+            ...common["503"],
+            description:
+              "A downstream service is unavailable, or did not answer in time for a request with an " +
+              "Idempotency-Key. Retry after Retry-After with the same Idempotency-Key: if the first attempt " +
+              "created the pet, the retry replays it instead of creating another.",
+          },
+          "504": errorResponse(
+            "`outcome_unknown`: a request without an Idempotency-Key was sent to the catalog but not confirmed " +
+              "in time, so the pet may or may not exist. Do not retry blindly: list pets to check, and send an " +
+              "Idempotency-Key next time. No Retry-After.",
+          ),
         },
       },
     },

@@ -1,5 +1,5 @@
 import { problemCodes } from "../problem.js";
-import { tenantRoutes } from "../tenant-routes.js";
+import { TENANT_ID_PATTERN, tenantRoutes } from "../tenant-routes.js";
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const commonHeaders = {
@@ -26,7 +26,13 @@ const openApiPath = (path: string) => path.replace(/^\/api\/v1/, "").replace(/:(
 
 function operation(route: (typeof tenantRoutes)[number]) {
   const parameters: unknown[] = [
-    { name: "tenantId", in: "path", required: true, schema: { type: "string", maxLength: 64 } },
+    {
+      name: "tenantId",
+      in: "path",
+      required: true,
+      description: "1-64 of A-Z a-z 0-9 _ -; anything else is 400 `request.invalid` (checked after the scope).",
+      schema: { type: "string", minLength: 1, maxLength: 64, pattern: TENANT_ID_PATTERN },
+    },
   ];
   if (route.mutation) {
     parameters.push({
