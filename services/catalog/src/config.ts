@@ -15,6 +15,10 @@ const schema = z.object({
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true"),
+  /** How long an Idempotency-Key of a pet creation is remembered. */
+  IDEMPOTENCY_TTL: env.duration(24 * 3_600_000),
+  /** How often expired idempotency keys are purged. */
+  IDEMPOTENCY_PURGE_INTERVAL: env.duration(10 * 60_000),
 });
 
 export type CatalogConfig = z.infer<typeof schema>;

@@ -91,9 +91,13 @@ describe("tenant document", () => {
   it("refuses a code the operation cannot produce", () => {
     const otherCode = problem("request.route_not_found"); // a 404, but not one getTenant answers
     expect(() => contract.check("GET", "/api/v1/tenants/t1", otherCode.res, otherCode.body)).toThrow(/allowed values/);
-    const otherStatus = problem("request.idempotency_key_required"); // GET has no Idempotency-Key
+    const otherCodeSameStatus = problem("request.idempotency_key_required"); // a 400, but GET has no Idempotency-Key
+    expect(() =>
+      contract.check("GET", "/api/v1/tenants/t1", otherCodeSameStatus.res, otherCodeSameStatus.body),
+    ).toThrow(/allowed values/);
+    const otherStatus = problem("idempotency.key_reused"); // a 422: GET has no idempotency record
     expect(() => contract.check("GET", "/api/v1/tenants/t1", otherStatus.res, otherStatus.body)).toThrow(
-      /does not document 400/,
+      /does not document 422/,
     );
   });
 

@@ -193,6 +193,43 @@ describe("tenant interface edge", () => {
       expectProblem(await call("GET", "/api/v2/whatever"), 404, "request.route_not_found");
     });
 
+    it.each([
+      ["GET", (t: string) => `/api/v1/TENANTS/${t}`],
+      ["GET", (t: string) => `/api/v1/tenants/${t}/`],
+      ["PUT", (t: string) => `/api/v1/tenants/${t}/usage/limits/`],
+      ["PUT", (t: string) => `/api/v1/tenants/${t}/USAGE/limits`],
+    ])("matches routes exactly: %s %s is 404", async (method, path) => {
+      const answer = await call(method, path(tenant), {
+        headers: { "content-type": "application/json", "idempotency-key": `alias-${counter++}-xxxx` },
+        body: method === "PUT" ? JSON.stringify({ softCap: 1, hardCap: 2 }) : undefined,
+      });
+      expectProblem(answer, 404, "request.route_not_found");
+    });
+
+    it.each([
+      ["65 characters", "t".repeat(65)],
+      ["a dot", "ten.1"],
+      ["a percent-encoded space", "ten%201"],
+      ["non-ASCII letters", "%C3%A9t%C3%A9"],
+    ])("answers 400 request.invalid to a tenantId with %s, after authentication", async (_label, tenantId) => {
+      for (const route of tenantRoutes) {
+        const answer = await requestFor(route, tenantId);
+        expectProblem(answer, 400, "request.invalid");
+        expect(answer.body.detail).toMatch(/tenantId/);
+        expectProblem(await requestFor(route, tenantId, null), 401, "auth.key_missing");
+      }
+    });
+
+    it("accepts a 64-character tenantId as syntax (then 404 when not granted)", async () => {
+      expectProblem(await call("GET", `/api/v1/tenants/${"t".repeat(64)}`), 404, "tenant.not_found");
+    });
+
+    it("answers text that is not well-formed Unicode with 400 naming the field", async () => {
+      const answer = await put('{"softCap":1,"hardCap":2,"label":"\\ud800"}');
+      expectProblem(answer, 400, "request.invalid");
+      expect(answer.body.detail).toMatch(/^label must be well-formed Unicode/);
+    });
+
     it("answers a wrong method with 405 and Allow", async () => {
       const answer = await call("DELETE", `/api/v1/tenants/${tenant}`);
       expectProblem(answer, 405, "request.method_not_allowed");
@@ -341,6 +378,14 @@ describe("tenant interface edge", () => {
       expect(Number(answer.res.headers.get("retry-after"))).toBeGreaterThan(0);
       expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
       expect((await fetch(`${stack.url}/readyz`)).status).toBe(503);
+      // A mutation always carries an Idempotency-Key, so its 503 says to retry with that key.
+      const put = await call("PUT", `/api/v1/tenants/${tenant}/usage/limits`, {
+        body: JSON.stringify({ softCap: 1, hardCap: 2 }),
+        headers: { "content-type": "application/json", "idempotency-key": `down-${counter++}-xxxx` },
+      });
+      expectProblem(put, 503, "service.unavailable");
+      expect(put.body.detail).toMatch(/retry with backoff and the same Idempotency-Key/);
+      expect(Number(put.res.headers.get("retry-after"))).toBeGreaterThan(0);
     });
   });
 });

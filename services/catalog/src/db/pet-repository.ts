@@ -20,7 +20,8 @@ function toPet(row: PetRow): Pet {
 }
 
 export interface PetRepository {
-  create(pet: NewPet): Promise<Pet>;
+  /** Inserts a pet; inside `trx` when given (an idempotent creation records its key there too). */
+  create(pet: NewPet, trx?: Knex.Transaction): Promise<Pet>;
   get(id: string): Promise<Pet>;
   /** Up to query.limit + 1 pets after query.afterId, by id; the extra row says a next page exists. */
   listPageWithLookahead(query: PetPageQuery): Promise<Pet[]>;
@@ -29,8 +30,8 @@ export interface PetRepository {
 /** Pets in the catalog schema (bigint ids come back from pg as strings, kept exact). */
 export function createPetRepository(db: Knex): PetRepository {
   return {
-    async create(pet) {
-      const [row] = await db("pets")
+    async create(pet, trx) {
+      const [row] = await (trx ?? db)("pets")
         .insert({ name: pet.name, category_id: pet.categoryId, status: pet.status })
         .returning<PetRow[]>(columns);
       return toPet(row!);

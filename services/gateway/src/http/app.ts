@@ -85,11 +85,14 @@ function writeError(ctx: Context, error: ApiError, problemBaseUri: string | unde
 const isTenantInterface = (path: string) => path === "/api" || path.startsWith("/api/");
 const publicDocuments = new Set(["/v1/openapi.json", "/api/v1/openapi.json"]);
 
+/** Routes are exact: no trailing-slash or letter-case aliases (/v1/pets/ and /V1/PETS are 404). */
+export const EXACT_ROUTES = { strict: true, sensitive: true } as const;
+
 export function createGatewayApp(deps: GatewayDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by handleErrorsAndLog, with the request id
 
-  const operational = new Router();
+  const operational = new Router(EXACT_ROUTES);
   operational.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });
@@ -107,12 +110,12 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     ctx.body = documents.tenant;
   });
 
-  const v1 = new Router({ prefix: "/v1" });
-  const catalog = catalogRoutes({ catalog: deps.catalog, publicBaseUrl: deps.publicBaseUrl });
+  const v1 = new Router({ ...EXACT_ROUTES, prefix: "/v1" });
+  const catalog = catalogRoutes({ catalog: deps.catalog, publicBaseUrl: deps.publicBaseUrl }, EXACT_ROUTES);
   v1.use(catalog.routes(), catalog.allowedMethods());
 
   // The tenant interface: every route from the table, behind scope, grant and idempotency checks.
-  const tenants = new Router();
+  const tenants = new Router(EXACT_ROUTES);
   for (const route of tenantRoutes) {
     tenants.register(
       route.path,

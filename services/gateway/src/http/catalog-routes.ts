@@ -1,8 +1,10 @@
-import Router from "@koa/router";
+import Router, { type RouterOptions } from "@koa/router";
 import type { Context, Middleware } from "koa";
 import { PetStatus as ProtoPetStatus, type Pet as ProtoPet } from "@platform/proto/catalog/v1";
+import type { ApiKeyRecord } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
 import { ApiError, callService as call } from "./api-error.js";
+import { parseOptionalIdempotencyKey } from "./idempotency-key.js";
 import { readJsonBody } from "./json-body.js";
 
 /**
@@ -139,8 +141,11 @@ function parseNewPet(body: unknown): { name: string; categoryId: string; status:
   };
 }
 
-export function catalogRoutes(deps: { catalog: CatalogClient; publicBaseUrl: string }): Router {
-  const router = new Router();
+export function catalogRoutes(
+  deps: { catalog: CatalogClient; publicBaseUrl: string },
+  routerOptions: RouterOptions,
+): Router {
+  const router = new Router(routerOptions);
 
   router.get("/pets", async (ctx) => {
     const query = parseListQuery(ctx);
@@ -164,10 +169,30 @@ export function catalogRoutes(deps: { catalog: CatalogClient; publicBaseUrl: str
     ctx.body = response.pets.map(toJsonPet);
   });
 
+  /**
+   * An optional Idempotency-Key, scoped to the API key: a repeat replays the first answer. A
+   * create whose outcome is unknown is 503 "retry with the same key" with a key, 504 "check
+   * before creating again" without one.
+   */
   router.post("/pets", async (ctx) => {
+    const idempotencyKey = parseOptionalIdempotencyKey(ctx.request.headers["idempotency-key"]);
     const newPet = parseNewPet(await readJsonBody(ctx));
-    const { pet } = await call(deps.catalog.createPet(newPet, { requestId: ctx.state.requestId as string }));
+    const { pet, replayed } = await call(
+      deps.catalog.createPet(
+        {
+          ...newPet,
+          idempotencyKey: idempotencyKey ?? "",
+          idempotencyScope: idempotencyKey === undefined ? "" : (ctx.state.apiKey as ApiKeyRecord).id,
+        },
+        { requestId: ctx.state.requestId as string },
+      ),
+      {
+        idempotencyKey,
+        howToCheck: "The pet may have been created: list pets to check before creating it again",
+      },
+    );
     const json = toJsonPet(pet);
+    if (replayed) ctx.set("Idempotent-Replayed", "true");
     ctx.status = 201;
     ctx.set("Location", `${deps.publicBaseUrl}/v1/pets/${String(json.id)}`);
     ctx.body = json;

@@ -39,6 +39,7 @@ export const edgeProblemCodes = [
   "auth.key_invalid",
   "auth.scope_missing",
   "tenant.not_found",
+  "request.invalid",
   "request.method_not_allowed",
   "request.rate_limited",
   "service.internal_error",
@@ -47,7 +48,6 @@ export const edgeProblemCodes = [
 
 /** Routes with a JSON request body (json-body.ts). */
 export const bodyProblemCodes = [
-  "request.invalid",
   "request.body_invalid",
   "request.body_too_large",
   "request.unsupported_media_type",

@@ -45,5 +45,13 @@ export function problemCodesOf(route: TenantRoute): ProblemCode[] {
 
 export const requestIdOf = (ctx: Context) => ({ requestId: ctx.state.requestId as string });
 
+/** What a tenant id looks like (notify's rule): 1-64 of A-Z a-z 0-9 _ - */
+export const TENANT_ID_PATTERN = "^[A-Za-z0-9_-]{1,64}$";
+const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
+
+export function isTenantId(value: string): boolean {
+  return TENANT_ID.test(value);
+}
+
 /** The {tenantId} path parameter (every tenant route has one). */
 export const tenantIdOf = (ctx: Context): string => String((ctx.params as Record<string, string>).tenantId ?? "");

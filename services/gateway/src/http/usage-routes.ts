@@ -95,6 +95,10 @@ export const usageRoutes: TenantRoute[] = [
           },
           requestIdOf(ctx),
         ),
+        {
+          idempotencyKey: ctx.state.idempotencyKey as string,
+          howToCheck: "The limits may have been set: read the usage before setting them again",
+        },
       );
       if (response.replayed) ctx.set("Idempotent-Replayed", "true");
       ctx.body = limitsToJson(response.limits);

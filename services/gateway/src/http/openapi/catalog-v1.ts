@@ -135,7 +135,20 @@ export function catalogOpenApi(options: { rateLimitPolicy: string }) {
           summary: "Add a pet.",
           description:
             "Creates a pet; `status` defaults to `available`, unknown fields are ignored. Answers 201 with the " +
-            "stored pet and its Location.",
+            "stored pet and its Location. Send an `Idempotency-Key`: it is what makes a retry after a 503 or a " +
+            "lost connection safe.",
+          parameters: [
+            {
+              name: "Idempotency-Key",
+              in: "header",
+              required: false,
+              description:
+                "Optional; 8-128 of A-Z a-z 0-9 _ . : -, bare or as a quoted sf-string, remembered 24 hours per API " +
+                "key. A repeat with the same body replays the first answer (`Idempotent-Replayed: true`) and never " +
+                "creates a second pet; with another body it is 422.",
+              schema: { type: "string", pattern: '^(?:[A-Za-z0-9_.:-]{8,128}|"[A-Za-z0-9_.:-]{8,128}")$' },
+            },
+          ],
           requestBody: {
             required: true,
             content: { "application/json": { schema: { $ref: "#/components/schemas/NewPet" } } },
@@ -150,14 +163,32 @@ export function catalogOpenApi(options: { rateLimitPolicy: string }) {
                   description: "The new pet's URL.",
                   schema: { type: "string", pattern: "/v1/pets/[1-9][0-9]*$" },
                 },
+                "Idempotent-Replayed": {
+                  description: "Present when this answer replays the first request with the same Idempotency-Key.",
+                  schema: { type: "string", const: "true" },
+                },
               },
               content: { "application/json": { schema: { $ref: "#/components/schemas/Pet" } } },
             },
             ...errorResponses(
-              [400, 413, 415],
+              [400, 409, 413, 415, 422, 504],
               {},
               {
-                400: "Missing or invalid fields, or a body that is not a JSON object; `message` names every problem.",
+                400:
+                  "Missing or invalid fields, text that is not well-formed Unicode, a body that is not a JSON " +
+                  "object, or a malformed Idempotency-Key; `message` names every problem.",
+                409:
+                  "The first request with this Idempotency-Key is still being processed; retry it shortly with " +
+                  "the same key.",
+                422: "This Idempotency-Key was used with a different body; use a new key.",
+                503:
+                  "A downstream service is unavailable, or did not answer in time for a request with an " +
+                  "Idempotency-Key. Retry after Retry-After with the same Idempotency-Key: if the first attempt " +
+                  "created the pet, the retry replays it instead of creating another.",
+                504:
+                  "A request without an Idempotency-Key was sent to the catalog but not confirmed in time, so the " +
+                  "pet may or may not exist. Do not retry blindly: list pets to check, and send an Idempotency-Key " +
+                  "next time. No Retry-After.",
               },
             ),
           },

@@ -1,5 +1,5 @@
 import { problemCodes, type ProblemCode } from "../problem.js";
-import { problemCodesOf, type TenantRoute } from "../tenant-route.js";
+import { problemCodesOf, TENANT_ID_PATTERN, type TenantRoute } from "../tenant-route.js";
 import { tenantRoutes } from "../tenant-routes.js";
 import {
   documentContact,
@@ -40,7 +40,13 @@ const openApiPath = (path: string) => path.replace(/^\/api\/v1/, "").replace(/:(
 
 function operation(route: TenantRoute) {
   const parameters: unknown[] = [
-    { name: "tenantId", in: "path", required: true, schema: { type: "string", maxLength: 64 } },
+    {
+      name: "tenantId",
+      in: "path",
+      required: true,
+      description: "1-64 of A-Z a-z 0-9 _ -; anything else is 400 `request.invalid` (checked after the scope).",
+      schema: { type: "string", minLength: 1, maxLength: 64, pattern: TENANT_ID_PATTERN },
+    },
   ];
   if (route.mutation) {
     parameters.push({
