@@ -1,6 +1,6 @@
 import { CatalogServiceService } from "@platform/proto/catalog/v1";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
-import { announceListening, createLogger } from "@platform/service-kit/logger";
+import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
@@ -15,6 +15,7 @@ const bootLogger = createLogger("catalog", "info");
 async function main() {
   const config = loadCatalogConfig(process.env);
   const logger = createLogger("catalog", config.LOG_LEVEL);
+  announceConfiguration(logger, config);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: CATALOG_SCHEMA,
