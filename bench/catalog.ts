@@ -5,10 +5,11 @@
  *   floor:         autocannon -> bare Koa -> plain grpc-js unary -> bare grpc-js server -> pg
  *                  (bench/catalog-floor-*.ts: the hop with none of our code)
  *   microservices: autocannon -> gateway (request id, metrics, log, rate limit, auth, routing,
- *                  errors) -> gRPC -> catalog (interceptor, domain, knex) -> Postgres
+ *                  errors) -> gRPC -> catalog (interceptor, domain, pg on knex's pool) -> Postgres
  *
- * Same SQL result, same pool sizes (10), same connections. Runs alternate A B C A B C to share
- * the machine's noise. Target: the microservice path keeps at least 90% of the floor's
+ * Same rows, same pool sizes (10), same connections. Runs alternate A B C A B C to share the
+ * machine's noise; each run also reads the CPU every process spent per request (/proc), and the
+ * summary prints the per-round path/floor ratios, by req/s and by CPU per request. Target: the microservice path keeps at least 90% of the floor's
  * throughput (issue 6, item 8); its ratio to the monolith is printed too. Env: BENCH_CONNECTIONS
  * (default 32), BENCH_DURATION seconds per run (default 8), BENCH_ROUNDS (default 2),
  * BENCH_PETS (default 10000), BENCH_CPU_PROF (a directory: write a CPU profile per process).
@@ -141,11 +142,23 @@ async function main() {
     const ratio = services.requestsPerSecond / floor.requestsPerSecond;
     const ratioToMonolith = services.requestsPerSecond / monolith.requestsPerSecond;
     const floorToMonolith = floor.requestsPerSecond / monolith.requestsPerSecond;
+    // Per round (each round ran the three back to back): the spread the means hide.
+    const perRound = (pick: (monolith: LoadResult, floor: LoadResult, services: LoadResult) => number) =>
+      Array.from({ length: rounds }, (_, i) => pick(runs[3 * i]!, runs[3 * i + 1]!, runs[3 * i + 2]!));
+    const roundRatios = perRound((_, f, s) => s.requestsPerSecond / f.requestsPerSecond);
+    // CPU per request summed over each target's processes: floor / path is the throughput ratio
+    // the path would reach if CPU were the only limit; it moves far less with the machine's load.
+    const cpuPerRequest = (r: LoadResult) => Object.values(r.cpuMsPerRequest ?? {}).reduce((a, b) => a + b, 0);
+    const cpuRatios = perRound((_, f, s) => cpuPerRequest(f) / cpuPerRequest(s));
     console.log(
       `microservice path keeps ${(ratio * 100).toFixed(1)}% of the floor's throughput ` +
         `(target >= 90% -> ${ratio >= 0.9 ? "PASS" : "BELOW TARGET"}); ` +
         `${(ratioToMonolith * 100).toFixed(1)}% of the monolith's (floor: ${(floorToMonolith * 100).toFixed(1)}%); ` +
         `p99 ${services.p99Ms.toFixed(2)} ms vs floor ${floor.p99Ms.toFixed(2)} ms, monolith ${monolith.p99Ms.toFixed(2)} ms`,
+    );
+    console.log(
+      `path/floor per round: req/s ${roundRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(roundRatios).toFixed(3)}); ` +
+        `CPU per request floor/path ${cpuRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(cpuRatios).toFixed(3)})`,
     );
     await recordResult(repo, "catalog", {
       bench: "catalog",
@@ -159,12 +172,20 @@ async function main() {
       ratio,
       ratioToMonolith,
       floorToMonolith,
+      roundRatios,
+      cpuRatios,
       runs,
     });
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
     await scratch.drop();
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 main().catch((error: unknown) => {
