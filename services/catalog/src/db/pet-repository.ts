@@ -1,4 +1,4 @@
-import type { Knex } from "@platform/service-kit/postgres";
+import { queryRows, type Knex } from "@platform/service-kit/postgres";
 import { PetNotFoundError, type NewPet, type Pet, type PetStatus } from "../domain/pet.js";
 import type { PetPageQuery } from "../domain/pet-page.js";
 
@@ -12,8 +12,8 @@ interface PetRow {
 const columns = ["id", "name", "category_id", "status"];
 
 const listPageSql = `select id, name, category_id, status from pets
-  where (?::text is null or status = ?::text) and (?::bigint is null or id > ?::bigint)
-  order by id asc limit ?`;
+  where ($1::text is null or status = $1::text) and ($2::bigint is null or id > $2::bigint)
+  order by id asc limit $3`;
 
 function toPet(row: PetRow): Pet {
   return { id: String(row.id), name: row.name, categoryId: String(row.category_id), status: row.status };
@@ -42,11 +42,10 @@ export function createPetRepository(db: Knex): PetRepository {
       return toPet(row);
     },
     async listPageWithLookahead(query) {
-      // The hot path: fixed SQL text (no query building per call), nulls meaning "no filter".
-      const { rows } = await db.raw<{ rows: PetRow[] }>(listPageSql, [
+      // The hot path: fixed SQL text straight to pg (no query building per call), nulls meaning
+      // "no filter".
+      const rows = await queryRows<PetRow>(db, listPageSql, [
         query.status ?? null,
-        query.status ?? null,
-        query.afterId ?? null,
         query.afterId ?? null,
         query.limit + 1,
       ]);
