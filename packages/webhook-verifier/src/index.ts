@@ -1,0 +1,16 @@
+export {
+  defaultToleranceSeconds,
+  NoMatchingSignatureError,
+  parseSignatureHeader,
+  SignatureHeaderMalformedError,
+  SignatureHeaderMissingError,
+  signatureHeaderName,
+  TimestampOutsideToleranceError,
+  verifySignature,
+  verifyWebhook,
+  WebhookVerificationError,
+  type ParsedSignatureHeader,
+  type VerifyOptions,
+  type WebhookEvent,
+  type WebhookVerificationErrorCode,
+} from "./verify-webhook.js";
