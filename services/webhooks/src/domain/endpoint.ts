@@ -1,0 +1,192 @@
+/**
+ * A webhook endpoint as a partner creates and updates it (spec 2.5): an https URL, a description,
+ * event filters, and the payload version pinned at creation. Validation names every problem at
+ * once, each with a stable code. Whether the URL's host resolves to a public address is checked
+ * by the delivery side (it needs DNS), not here.
+ */
+import { DomainError, InvalidArgumentError } from "@platform/service-kit/errors";
+import { eventFilterProblems, type EventFilterProblemCode } from "./event-catalog.js";
+
+/** The payload schema version new endpoints are pinned to (spec 9). */
+export const currentApiVersion = "2026-07-01";
+
+export const maxUrlLength = 2048;
+export const maxDescriptionLength = 500;
+
+export type EndpointProblemCode =
+  | "webhook.url_invalid"
+  | "webhook.url_not_https"
+  | "webhook.url_has_credentials"
+  | "webhook.url_has_fragment"
+  | "webhook.description_invalid"
+  | "webhook.update_empty"
+  | EventFilterProblemCode;
+
+export interface EndpointProblem {
+  code: EndpointProblemCode;
+  /** The request field at fault: `url`, `description` or `eventTypes`. */
+  field: "url" | "description" | "eventTypes" | null;
+  message: string;
+}
+
+/** Refused endpoint input; `problems` names every one. */
+export class InvalidEndpointError extends InvalidArgumentError {
+  override name = "InvalidEndpointError";
+  constructor(readonly problems: readonly EndpointProblem[]) {
+    super("webhook.endpoint_invalid", problems.map((problem) => problem.message).join("; "));
+  }
+}
+
+/** `expectedVersion` no longer matches the endpoint's `version` (the gateway answers 412). */
+export class EndpointVersionMismatchError extends DomainError {
+  override name = "EndpointVersionMismatchError";
+  constructor(
+    readonly expectedVersion: number,
+    readonly currentVersion: number,
+  ) {
+    super(
+      "failed_precondition",
+      "webhook.version_mismatch",
+      `expectedVersion ${expectedVersion} does not match the endpoint's version ${currentVersion}`,
+    );
+  }
+}
+
+export interface NewEndpointInput {
+  url: string;
+  description: string;
+  eventTypes: readonly string[];
+}
+
+export interface NewEndpoint {
+  url: string;
+  description: string;
+  eventTypes: string[];
+  apiVersion: string;
+}
+
+export interface EndpointUpdateInput {
+  url?: string;
+  description?: string;
+  eventTypes?: readonly string[];
+}
+
+export type EndpointChanges = Partial<Pick<NewEndpoint, "url" | "description" | "eventTypes">>;
+
+function urlProblems(url: string): { url?: string; problems: EndpointProblem[] } {
+  const problem = (code: EndpointProblemCode, message: string) => ({
+    problems: [{ code, field: "url" as const, message }],
+  });
+  if (url.length > maxUrlLength)
+    return problem("webhook.url_invalid", `url must be at most ${maxUrlLength} characters`);
+  if (url !== url.trim()) return problem("webhook.url_invalid", "url must not have leading or trailing spaces");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return problem("webhook.url_invalid", "url is not an absolute URL");
+  }
+  const problems: EndpointProblem[] = [];
+  if (parsed.protocol !== "https:") {
+    problems.push({ code: "webhook.url_not_https", field: "url", message: "url must use https" });
+  }
+  if (parsed.username !== "" || parsed.password !== "") {
+    problems.push({ code: "webhook.url_has_credentials", field: "url", message: "url must not carry credentials" });
+  }
+  // `https://x/#` parses to an empty hash, so look at the text too.
+  if (parsed.hash !== "" || url.includes("#")) {
+    problems.push({ code: "webhook.url_has_fragment", field: "url", message: "url must not have a fragment" });
+  }
+  if (problems.length === 0 && parsed.hostname === "") {
+    problems.push({ code: "webhook.url_invalid", field: "url", message: "url must name a host" });
+  }
+  return problems.length > 0 ? { problems } : { url: parsed.href, problems };
+}
+
+function descriptionProblems(description: string): { description?: string; problems: EndpointProblem[] } {
+  const trimmed = description.trim();
+  const length = [...trimmed].length;
+  // Control characters (newlines included) make a description that cannot be shown on one line.
+  // eslint-disable-next-line no-control-regex
+  if (length === 0 || length > maxDescriptionLength || /[\u0000-\u001f\u007f]/.test(trimmed)) {
+    return {
+      problems: [
+        {
+          code: "webhook.description_invalid",
+          field: "description",
+          message: `description must be 1-${maxDescriptionLength} characters on one line`,
+        },
+      ],
+    };
+  }
+  return { description: trimmed, problems: [] };
+}
+
+function filterProblems(eventTypes: readonly string[]): EndpointProblem[] {
+  return eventFilterProblems(eventTypes).map((problem) => ({
+    code: problem.code,
+    field: "eventTypes",
+    message: `eventTypes: ${problem.message}`,
+  }));
+}
+
+/**
+ * Validates an endpoint to create and pins it to the current API version. The URL comes back in
+ * its canonical form (WHATWG URL `href`: lowercase host, punycode, default port dropped); filters
+ * come back without duplicates.
+ */
+export function validateNewEndpoint(input: NewEndpointInput): NewEndpoint {
+  const url = urlProblems(input.url);
+  const description = descriptionProblems(input.description);
+  const problems = [...url.problems, ...description.problems, ...filterProblems(input.eventTypes)];
+  if (problems.length > 0 || url.url === undefined || description.description === undefined) {
+    throw new InvalidEndpointError(problems);
+  }
+  return {
+    url: url.url,
+    description: description.description,
+    eventTypes: [...new Set(input.eventTypes)],
+    apiVersion: currentApiVersion,
+  };
+}
+
+/**
+ * Validates a partial update (PATCH): only the fields given are checked and returned. The pinned
+ * API version never changes. At least one field is required.
+ */
+export function validateEndpointUpdate(input: EndpointUpdateInput): EndpointChanges {
+  const problems: EndpointProblem[] = [];
+  const changes: EndpointChanges = {};
+  if (input.url === undefined && input.description === undefined && input.eventTypes === undefined) {
+    throw new InvalidEndpointError([
+      { code: "webhook.update_empty", field: null, message: "give at least one of url, description, eventTypes" },
+    ]);
+  }
+  if (input.url !== undefined) {
+    const url = urlProblems(input.url);
+    problems.push(...url.problems);
+    if (url.url !== undefined) changes.url = url.url;
+  }
+  if (input.description !== undefined) {
+    const description = descriptionProblems(input.description);
+    problems.push(...description.problems);
+    if (description.description !== undefined) changes.description = description.description;
+  }
+  if (input.eventTypes !== undefined) {
+    const filters = filterProblems(input.eventTypes);
+    problems.push(...filters);
+    if (filters.length === 0) changes.eventTypes = [...new Set(input.eventTypes)];
+  }
+  if (problems.length > 0) throw new InvalidEndpointError(problems);
+  return changes;
+}
+
+/**
+ * Optimistic concurrency: passes when no `expectedVersion` was sent or it equals the current
+ * `version`; otherwise throws EndpointVersionMismatchError.
+ */
+export function checkExpectedVersion(currentVersion: number, expectedVersion: number | undefined): void {
+  if (expectedVersion !== undefined && expectedVersion !== currentVersion) {
+    throw new EndpointVersionMismatchError(expectedVersion, currentVersion);
+  }
+}
