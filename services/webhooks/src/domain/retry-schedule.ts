@@ -1,0 +1,193 @@
+/**
+ * The delivery life cycle of spec 3.3 as pure transitions, and the retry schedule they use.
+ *
+ *   new delivery ──(endpoint paused)──> held ──resume──> pending
+ *        │                                ^
+ *        v                                │ pause (before the attempt is made)
+ *     pending / awaiting_retry ───────────┘
+ *        │ attempt
+ *        ├─ 2xx ─────────────────────────> succeeded
+ *        ├─ failure, attempts < 8 ───────> awaiting_retry (next at now + delay[attempts-1])
+ *        └─ failure, attempt 8 ──────────> dead_lettered, and the endpoint is paused
+ *   dead_lettered / awaiting_retry ──redrive (within 30 days)──> pending (a fresh run of 8), or held
+ *
+ * Nothing here reads a clock: `now` is always an argument.
+ */
+import { DomainError } from "@platform/service-kit/errors";
+
+export type DeliveryStatus = "pending" | "succeeded" | "awaiting_retry" | "dead_lettered" | "held";
+
+export const deliveryStatuses: readonly DeliveryStatus[] = [
+  "pending",
+  "succeeded",
+  "awaiting_retry",
+  "dead_lettered",
+  "held",
+];
+
+/** The default of WEBHOOKS_RETRY_DELAYS: the waits after failures 1..7 (spec 3.3). */
+export const defaultRetryDelays = "10m,20m,40m,80m,160m,320m,640m";
+
+/** Waits after failed attempts 1..7; so 8 attempts in all. */
+export const retryDelayCount = 7;
+export const maxAttempts = retryDelayCount + 1;
+
+/** Events are retained 30 days for redrive (spec 6.1). */
+export const redriveWindowMs = 30 * 24 * 60 * 60 * 1000;
+
+export class InvalidRetryDelaysError extends Error {
+  override name = "InvalidRetryDelaysError";
+  readonly code = "webhook.retry_delays_invalid";
+  constructor(readonly problems: readonly string[]) {
+    super(`WEBHOOKS_RETRY_DELAYS: ${problems.join("; ")}`);
+  }
+}
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Parses WEBHOOKS_RETRY_DELAYS: exactly 7 comma-separated positive durations such as `30s`,
+ * `10m`, `2h` (units ms, s, m, h, d). Returns milliseconds. Throws naming every bad entry.
+ */
+export function parseRetryDelays(text: string): number[] {
+  const entries = text.split(",").map((entry) => entry.trim());
+  const problems: string[] = [];
+  if (entries.length !== retryDelayCount) {
+    problems.push(
+      `needs exactly ${retryDelayCount} delays (one after each failed attempt but the last), got ${entries.length}`,
+    );
+  }
+  const delays = entries.map((entry, index) => {
+    const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(entry);
+    const ms = match ? Number(match[1]) * units[match[2]!]! : Number.NaN;
+    if (!match)
+      problems.push(`entry ${index + 1} ${JSON.stringify(entry.slice(0, 20))} is not a duration such as 30s or 10m`);
+    else if (ms <= 0) problems.push(`entry ${index + 1} ${JSON.stringify(entry)} must be positive`);
+    return ms;
+  });
+  if (problems.length > 0) throw new InvalidRetryDelaysError(problems);
+  return delays;
+}
+
+export interface DeliveryState {
+  status: DeliveryStatus;
+  /** Attempts made in the current run (a redrive starts a new run at 0). */
+  attempts: number;
+  /** When the next attempt is due; null when none is scheduled (succeeded, dead_lettered, held). */
+  nextAttemptAt: Date | null;
+  /** When the event entered the webhooks service: the 30-day redrive window counts from here. */
+  createdAt: Date;
+}
+
+export type AttemptVerdict = { ok: true } | { ok: false };
+
+export interface Transition {
+  state: DeliveryState;
+  /** The endpoint must be paused (and flagged for attention): set when a delivery dead-letters. */
+  pauseEndpoint: boolean;
+}
+
+export class DeliveryTransitionError extends DomainError {
+  override name = "DeliveryTransitionError";
+  constructor(
+    readonly status: DeliveryStatus,
+    action: string,
+  ) {
+    super("failed_precondition", "webhook.delivery_transition_invalid", `cannot ${action} a ${status} delivery`);
+  }
+}
+
+export class DeliveryNotRedrivableError extends DomainError {
+  override name = "DeliveryNotRedrivableError";
+  constructor(readonly status: DeliveryStatus) {
+    super(
+      "failed_precondition",
+      "webhook.delivery_not_redrivable",
+      `only a dead-lettered or failed delivery can be redriven; this one is ${status}`,
+    );
+  }
+}
+
+export class RedriveWindowClosedError extends DomainError {
+  override name = "RedriveWindowClosedError";
+  constructor() {
+    super("failed_precondition", "webhook.redrive_window_closed", "the event is older than the 30-day retention");
+  }
+}
+
+/** A delivery for a matching event: due now, or held while the endpoint is paused. */
+export function newDelivery(options: { now: Date; endpointPaused: boolean }): DeliveryState {
+  return options.endpointPaused
+    ? { status: "held", attempts: 0, nextAttemptAt: null, createdAt: options.now }
+    : { status: "pending", attempts: 0, nextAttemptAt: options.now, createdAt: options.now };
+}
+
+/**
+ * The outcome of one attempt. Only a pending or awaiting_retry delivery can be attempted. A
+ * failure before the 8th schedules the next attempt (or holds the delivery if the endpoint was
+ * paused meanwhile); the 8th failure dead-letters it and pauses the endpoint.
+ */
+export function recordAttempt(
+  state: DeliveryState,
+  verdict: AttemptVerdict,
+  options: { now: Date; delaysMs: readonly number[]; endpointPaused: boolean },
+): Transition {
+  if (state.status !== "pending" && state.status !== "awaiting_retry") {
+    throw new DeliveryTransitionError(state.status, "attempt");
+  }
+  if (options.delaysMs.length !== retryDelayCount) {
+    throw new TypeError(`the retry schedule needs exactly ${retryDelayCount} delays`);
+  }
+  const attempts = state.attempts + 1;
+  if (verdict.ok) {
+    return { state: { ...state, status: "succeeded", attempts, nextAttemptAt: null }, pauseEndpoint: false };
+  }
+  if (attempts >= maxAttempts) {
+    return { state: { ...state, status: "dead_lettered", attempts, nextAttemptAt: null }, pauseEndpoint: true };
+  }
+  if (options.endpointPaused) {
+    return { state: { ...state, status: "held", attempts, nextAttemptAt: null }, pauseEndpoint: false };
+  }
+  const delay = options.delaysMs[attempts - 1]!;
+  return {
+    state: { ...state, status: "awaiting_retry", attempts, nextAttemptAt: new Date(options.now.getTime() + delay) },
+    pauseEndpoint: false,
+  };
+}
+
+/** The endpoint is paused: a delivery waiting for its (next) attempt is held instead. */
+export function hold(state: DeliveryState): DeliveryState {
+  if (state.status === "held") return state;
+  if (state.status !== "pending" && state.status !== "awaiting_retry")
+    throw new DeliveryTransitionError(state.status, "hold");
+  return { ...state, status: "held", nextAttemptAt: null };
+}
+
+/**
+ * The endpoint is resumed: a held delivery is due now, as pending when it was never attempted in
+ * this run and as awaiting_retry when it was. Attempts made so far still count toward the 8.
+ */
+export function release(state: DeliveryState, now: Date): DeliveryState {
+  if (state.status !== "held") throw new DeliveryTransitionError(state.status, "release");
+  return { ...state, status: state.attempts === 0 ? "pending" : "awaiting_retry", nextAttemptAt: now };
+}
+
+/** Whether a delivery created at `createdAt` may still be redriven at `now`. */
+export function withinRedriveWindow(createdAt: Date, now: Date): boolean {
+  return now.getTime() - createdAt.getTime() < redriveWindowMs;
+}
+
+/**
+ * Redrive of a dead-lettered delivery, or of a failed one awaiting its retry, while the event is
+ * retained (30 days). It goes through the same pipeline again: a fresh run of 8 attempts, due
+ * now, or held when the endpoint is still paused (as it is after a dead-letter until resumed).
+ */
+export function redrive(state: DeliveryState, options: { now: Date; endpointPaused: boolean }): DeliveryState {
+  if (state.status !== "dead_lettered" && state.status !== "awaiting_retry") {
+    throw new DeliveryNotRedrivableError(state.status);
+  }
+  if (!withinRedriveWindow(state.createdAt, options.now)) throw new RedriveWindowClosedError();
+  return options.endpointPaused
+    ? { ...state, status: "held", attempts: 0, nextAttemptAt: null }
+    : { ...state, status: "pending", attempts: 0, nextAttemptAt: options.now };
+}
