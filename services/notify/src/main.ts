@@ -1,4 +1,4 @@
-import { TenantServiceService } from "@platform/proto/notify/v1";
+import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
 import { announceListening, createLogger } from "@platform/service-kit/logger";
@@ -6,11 +6,30 @@ import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
-import { loadNotifyConfig, NOTIFY_SCHEMA } from "./config.js";
+import { createSandboxChannel } from "./channel/sandbox-channel.js";
+import { createWhatsAppChannel } from "./channel/whatsapp-channel.js";
+import { loadNotifyConfig, NOTIFY_SCHEMA, type NotifyConfig } from "./config.js";
+import { createNotificationStore } from "./db/notification-store.js";
 import { createTenantRepository } from "./db/tenant-repository.js";
+import type { ChannelProvider } from "./domain/channel-provider.js";
+import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
+import { createNotificationMetrics } from "./grpc/notification-metrics.js";
+import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";
 
 const bootLogger = createLogger("notify", "info");
+
+/** NOTIFY_CHANNEL_PROVIDER picks the adapter; config validation guarantees whatsapp's settings. */
+function channelProvider(config: NotifyConfig): ChannelProvider {
+  if (config.NOTIFY_CHANNEL_PROVIDER === "sandbox") return createSandboxChannel();
+  return createWhatsAppChannel({
+    baseUrl: config.WHATSAPP_API_BASE_URL,
+    phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID!,
+    accessToken: config.WHATSAPP_ACCESS_TOKEN!,
+    templates: config.WHATSAPP_TEMPLATES,
+    timeoutMs: config.WHATSAPP_TIMEOUT,
+  });
+}
 
 async function main() {
   const config = loadNotifyConfig(process.env);
@@ -26,6 +45,7 @@ async function main() {
 
   const registry = createMetricsRegistry("notify");
   const instrumentation = createGrpcInstrumentation(logger, registry);
+  const provider = channelProvider(config);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
@@ -43,6 +63,21 @@ async function main() {
           instrumentation,
         ),
       },
+      {
+        definition: NotificationServiceService,
+        implementation: instrumentService(
+          NotificationServiceService,
+          createNotificationService({
+            store: createNotificationStore(db),
+            provider,
+            metrics: createNotificationMetrics(registry),
+            leaseMs: config.NOTIFICATION_LEASE,
+            ttlMs: config.IDEMPOTENCY_TTL,
+            testingAllowance: TESTING_ALLOWANCE_PER_MONTH,
+          }),
+          instrumentation,
+        ),
+      },
     ],
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
@@ -55,7 +90,7 @@ async function main() {
   }, config.IDEMPOTENCY_PURGE_INTERVAL);
   purge.unref();
 
-  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     clearInterval(purge);
     await grpc.shutdown(config.SHUTDOWN_GRACE);

@@ -34,6 +34,8 @@ export interface TenantRepository {
   /** Applies `change` to the current record under a row lock and bumps the version. */
   update(id: string, change: (tenant: Tenant) => Tenant): Promise<Tenant>;
   setUsageLimits(trx: Knex.Transaction, tenantId: string, softCap: number, hardCap: number): Promise<UsageLimits>;
+  /** Records (or withdraws) a recipient's opt-out of this tenant's messages; `recipient` is digits. */
+  setOptOut(tenantId: string, recipient: string, optedOut: boolean): Promise<void>;
 }
 
 export function createTenantRepository(db: Knex): TenantRepository {
@@ -91,6 +93,18 @@ export function createTenantRepository(db: Knex): TenantRepository {
         version: Number(row!.version),
         updatedAt: row!.updated_at,
       };
+    },
+    async setOptOut(tenantId, recipient, optedOut) {
+      const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
+      if (!tenant) throw new TenantNotFoundError();
+      if (optedOut) {
+        await db("recipient_opt_outs")
+          .insert({ tenant_id: tenantId, recipient })
+          .onConflict(["tenant_id", "recipient"])
+          .ignore();
+      } else {
+        await db("recipient_opt_outs").delete().where({ tenant_id: tenantId, recipient });
+      }
     },
   };
 }
