@@ -7,6 +7,8 @@
  *   tenant create --name NAME [--id ID] [--plan testing|commercial]    -> the tenant record
  *   tenant activate --id ID                                            -> the tenant record
  *   tenant channel --id ID --state ready|not_ready                     -> the tenant record
+ *   tenant opt-out --id ID --to PHONE                                  -> {"tenantId","recipient","optedOut":true}
+ *   tenant opt-in --id ID --to PHONE                                   -> {"tenantId","recipient","optedOut":false}
  *
  * Key commands use the gateway's schema at DATABASE_URL; tenant commands call the notify service
  * at NOTIFY_ADDR over gRPC. Unset variables come from the local stack's .data/stack.env (written
@@ -117,7 +119,24 @@ const commands: Record<string, Command> = {
     if (!values.id || state === undefined) throw new UsageError("tenant channel needs --id ID --state ready|not_ready");
     return tenantCall(resources.notify().setChannelState({ tenantId: values.id, state }, cliCall()));
   },
+  "tenant opt-out": (args, resources) => setConsent("opt-out", args, resources),
+  "tenant opt-in": (args, resources) => setConsent("opt-in", args, resources),
 };
+
+/** A recipient opts out of (or back into) a tenant's messages; notify validates the number. */
+async function setConsent(which: "opt-out" | "opt-in", args: string[], resources: Resources) {
+  const { values } = parseArgs({ args, options: { id: { type: "string" }, to: { type: "string" } }, strict: true });
+  if (!values.id || !values.to) throw new UsageError(`tenant ${which} needs --id ID --to PHONE`);
+  try {
+    return await resources
+      .notify()
+      .setRecipientConsent({ tenantId: values.id, to: values.to, optedOut: which === "opt-out" }, cliCall());
+  } catch (error) {
+    const apiError = apiErrorFromGrpc(error);
+    if (apiError.status < 500) throw new UsageError(apiError.message);
+    throw new Error(`notify is unavailable: ${(error as Error).message}`);
+  }
+}
 
 function stackEnvironment(): Record<string, string> {
   try {

@@ -1,5 +1,7 @@
 import { credentials } from "@grpc/grpc-js";
 import {
+  NotificationServiceClient,
+  NotificationServiceService,
   TenantServiceClient,
   TenantServiceService,
   type ActivateTenantRequest,
@@ -8,6 +10,12 @@ import {
   type CreateTenantResponse,
   type GetTenantRequest,
   type GetTenantResponse,
+  type ListConversationMessagesRequest,
+  type ListConversationMessagesResponse,
+  type SendNotificationRequest,
+  type SendNotificationResponse,
+  type SetRecipientConsentRequest,
+  type SetRecipientConsentResponse,
   type SetChannelStateRequest,
   type SetChannelStateResponse,
   type SetUsageLimitsRequest,
@@ -24,11 +32,23 @@ export interface NotifyClient {
   activateTenant(request: ActivateTenantRequest, options: CallOptions): Promise<ActivateTenantResponse>;
   setChannelState(request: SetChannelStateRequest, options: CallOptions): Promise<SetChannelStateResponse>;
   setUsageLimits(request: SetUsageLimitsRequest, options: CallOptions): Promise<SetUsageLimitsResponse>;
+  setRecipientConsent(request: SetRecipientConsentRequest, options: CallOptions): Promise<SetRecipientConsentResponse>;
+  sendNotification(request: SendNotificationRequest, options: CallOptions): Promise<SendNotificationResponse>;
+  listConversationMessages(
+    request: ListConversationMessagesRequest,
+    options: CallOptions,
+  ): Promise<ListConversationMessagesResponse>;
   close(): void;
 }
 
 export function createNotifyClient(address: string, timeoutMs: number): NotifyClient {
   const client = new TenantServiceClient(address, credentials.createInsecure(), {
+    ...GRPC_CHANNEL_OPTIONS,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+  });
+  // Same channel options, so both clients share one HTTP/2 connection to notify.
+  const notifications = new NotificationServiceClient(address, credentials.createInsecure(), {
     ...GRPC_CHANNEL_OPTIONS,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
@@ -45,6 +65,15 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
       callUnary(client, TenantServiceService.setChannelState, request, options(requestId)),
     setUsageLimits: (request, { requestId }) =>
       callUnary(client, TenantServiceService.setUsageLimits, request, options(requestId)),
-    close: () => client.close(),
+    setRecipientConsent: (request, { requestId }) =>
+      callUnary(client, TenantServiceService.setRecipientConsent, request, options(requestId)),
+    sendNotification: (request, { requestId }) =>
+      callUnary(notifications, NotificationServiceService.sendNotification, request, options(requestId)),
+    listConversationMessages: (request, { requestId }) =>
+      callUnary(notifications, NotificationServiceService.listConversationMessages, request, options(requestId)),
+    close: () => {
+      client.close();
+      notifications.close();
+    },
   };
 }

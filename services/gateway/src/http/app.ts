@@ -11,6 +11,7 @@ import { authorize } from "./authorize.js";
 import { writeCatalogError } from "./catalog-errors.js";
 import { catalogRoutes } from "./catalog-routes.js";
 import { httpMetrics } from "./http-metrics.js";
+import { notificationRoutes } from "./notification-routes.js";
 import { catalogOpenApi } from "./openapi/catalog-v1.js";
 import { tenantOpenApi } from "./openapi/tenant-v1.js";
 import { writeProblem } from "./problem.js";
@@ -111,7 +112,7 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
 
   // The tenant interface: every route from the table, behind scope, grant and idempotency checks.
   const tenants = new Router();
-  for (const route of tenantRoutes) {
+  for (const route of [...tenantRoutes, ...notificationRoutes]) {
     tenants.register(
       route.path,
       [route.method],

@@ -23,6 +23,8 @@ export interface TenantRoute {
   /** Mutations require an Idempotency-Key. */
   mutation: boolean;
   summary: string;
+  /** OpenAPI parameters besides tenantId and Idempotency-Key (other path segments, query). */
+  parameters?: object[];
   /** components/schemas names for the OpenAPI document. */
   requestSchema?: string;
   responseSchema: string;
