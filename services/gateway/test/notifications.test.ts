@@ -96,6 +96,14 @@ describe("notifications", () => {
     return rows[0]?.state;
   }
 
+  async function monthlySends(tenantId: string): Promise<number> {
+    const { rows } = await db.query<{ sends: number }>(
+      "select sends from notify.monthly_sends where tenant_id = $1 and month = to_char(now() at time zone 'utc', 'YYYY-MM')",
+      [tenantId],
+    );
+    return rows[0]?.sends ?? 0;
+  }
+
   beforeAll(async () => {
     stub = await startCloudApiStub();
     stack = await startTestStack(
@@ -387,8 +395,11 @@ describe("notifications", () => {
         stub.respondWith({ kind: "error", ...error, message: "(#131026) Message Undeliverable fbtrace secret words" });
         try {
           const before = providerCalls();
+          const counted = await monthlySends(tenant);
           const answer = await send(reminder(to), { idempotencyKey: key });
           expectProblem(answer, status, code);
+          // Nothing was sent: the testing allowance is given back.
+          expect(await monthlySends(tenant)).toBe(counted);
           if (status === 429) expect(Number(answer.res.headers.get("retry-after"))).toBeGreaterThan(0);
           expect(JSON.stringify(answer.body)).not.toMatch(/secret|fbtrace|131026|132001|130429|OAuth/);
           expect(providerCalls()).toBe(before + 1);
@@ -398,6 +409,7 @@ describe("notifications", () => {
           const retried = await send(reminder(to), { idempotencyKey: key });
           expect(retried.body).toMatchObject({ state: "sent", idempotencyStatus: "applied" });
           expect(providerCalls()).toBe(before + 2);
+          expect(await monthlySends(tenant)).toBe(counted + 1);
         } finally {
           stub.respondWith({ kind: "success" });
         }

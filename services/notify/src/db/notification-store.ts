@@ -13,7 +13,7 @@ import { TenantNotFoundError, type TenantPlan } from "../domain/tenant.js";
 
 /**
  * Notification commands in two transactions around the provider call (the call itself cannot
- * be inside a database transaction):
+ * be inside a database transaction), each a few statements so a send costs two commits:
  *   record   (tx1) claim the Idempotency-Key, check the tenant, the opt-outs and the testing
  *                  allowance, insert the command (dispatching) and its transcript entry (unknown).
  *   complete (tx2) record the provider's answer: command and transcript state, the provider's
@@ -73,10 +73,15 @@ export interface TranscriptEntry {
   updatedAt: Date;
 }
 
-interface TenantRow {
-  activated: boolean;
-  channel_ready: boolean;
-  plan: TenantPlan;
+interface ClaimRow {
+  claimed: boolean;
+  tenant_exists: boolean;
+  activated: boolean | null;
+  channel_ready: boolean | null;
+  plan: TenantPlan | null;
+  opted_out: boolean;
+  month: string;
+  now: Date;
 }
 
 export interface NotificationStore {
@@ -118,75 +123,95 @@ interface TranscriptRow {
 export function createNotificationStore(db: Knex): NotificationStore {
   return {
     async record(send) {
+      // Two statements in one transaction (four round trips in all): the claim with everything
+      // the preconditions need, then the allowance, the command and its transcript entry.
       return db.transaction(async (trx) => {
-        // Claim first: a concurrent repeat waits here on the key's row until this commits.
-        const claimed = await trx.raw<{ rowCount: number }>(
-          `insert into ${IDEMPOTENCY_TABLE} (scope, key, fingerprint, state, owner, locked_until, expires_at)
-           values (?, ?, ?, 'in_progress', ?, now() + make_interval(secs => ?), now() + make_interval(secs => ?))
-           on conflict (scope, key) do update
-             set fingerprint = excluded.fingerprint, state = 'in_progress', owner = excluded.owner, result = null,
-                 created_at = now(), locked_until = excluded.locked_until, expires_at = excluded.expires_at
-             where ${IDEMPOTENCY_TABLE}.expires_at < now()`,
-          [send.tenantId, send.idempotencyKey, send.fingerprint, send.owner, send.leaseMs / 1000, send.ttlMs / 1000],
+        // A concurrent repeat waits on the key's row here until this transaction ends.
+        const { rows } = await trx.raw<{ rows: ClaimRow[] }>(
+          `with claim as (
+             insert into ${IDEMPOTENCY_TABLE} (scope, key, fingerprint, state, owner, locked_until, expires_at)
+             values (?, ?, ?, 'in_progress', ?, now() + make_interval(secs => ?), now() + make_interval(secs => ?))
+             on conflict (scope, key) do update
+               set fingerprint = excluded.fingerprint, state = 'in_progress', owner = excluded.owner, result = null,
+                   created_at = now(), locked_until = excluded.locked_until, expires_at = excluded.expires_at
+               where ${IDEMPOTENCY_TABLE}.expires_at < now()
+             returning 1
+           )
+           select exists (select 1 from claim) as claimed, t.id is not null as tenant_exists,
+                  t.activated, t.channel_ready, t.plan,
+                  exists (select 1 from recipient_opt_outs o where o.tenant_id = ? and o.recipient = ?) as opted_out,
+                  to_char(now() at time zone 'utc', 'YYYY-MM') as month, now() as now
+           from (values (1)) as one (x) left join tenants t on t.id = ?`,
+          [
+            send.tenantId,
+            send.idempotencyKey,
+            send.fingerprint,
+            send.owner,
+            send.leaseMs / 1000,
+            send.ttlMs / 1000,
+            send.tenantId,
+            send.recipient,
+            send.tenantId,
+          ],
         );
-        if (claimed.rowCount !== 1) return { recorded: false } as const;
+        const found = rows[0]!;
+        if (!found.claimed) return { recorded: false } as const;
+        if (!found.tenant_exists) throw new TenantNotFoundError();
+        if (!found.activated) throw new TenantNotActivatedError();
+        if (!found.channel_ready) throw new ChannelNotReadyError();
+        if (found.opted_out) throw new RecipientOptedOutError();
 
-        const tenant = await trx("tenants")
-          .first<TenantRow | undefined>("activated", "channel_ready", "plan")
-          .where({ id: send.tenantId });
-        if (!tenant) throw new TenantNotFoundError();
-        if (!tenant.activated) throw new TenantNotActivatedError();
-        if (!tenant.channel_ready) throw new ChannelNotReadyError();
-        const optedOut = await trx("recipient_opt_outs")
-          .first<{ recipient: string } | undefined>("recipient")
-          .where({ tenant_id: send.tenantId, recipient: send.recipient });
-        if (optedOut) throw new RecipientOptedOutError();
-
-        const { rows } = await trx.raw<{ rows: { month: string; now: Date }[] }>(
-          "select to_char(now() at time zone 'utc', 'YYYY-MM') as month, now() as now",
-        );
-        const { month, now } = rows[0]!;
-        const counted = tenant.plan === "testing";
-        if (counted) {
-          // One row per tenant and month; the conditional increment serializes concurrent sends
-          // on the row, so the allowance is never overshot.
-          const counter = await trx.raw<{ rowCount: number }>(
-            `insert into monthly_sends (tenant_id, month, sends) values (?, ?, 1)
+        // The testing plan counts sends in one row per tenant and UTC month; the conditional
+        // increment serializes concurrent sends on that row, so the allowance is never overshot.
+        const counted = found.plan === "testing";
+        const inserted = await trx.raw<{ rows: { recorded: boolean }[] }>(
+          `with counter as (
+             insert into monthly_sends (tenant_id, month, sends) select ?, ?, 1 where ?::boolean
              on conflict (tenant_id, month) do update set sends = monthly_sends.sends + 1
-               where monthly_sends.sends < ?`,
-            [send.tenantId, month, send.testingAllowance],
-          );
-          if (counter.rowCount !== 1 || send.testingAllowance < 1) {
-            throw new TestingAllowanceExhaustedError(send.testingAllowance);
-          }
-        }
-        await trx("notification_commands").insert({
-          id: send.notificationId,
-          tenant_id: send.tenantId,
-          idempotency_key: send.idempotencyKey,
-          type: send.type,
-          recipient: send.recipient,
-          state: "dispatching",
-          counted,
-          month,
-          request_id: send.requestId,
-          created_at: now,
-          updated_at: now,
-        });
-        await trx("conversation_messages").insert({
-          id: send.transcriptEntryId,
-          tenant_id: send.tenantId,
-          recipient: send.recipient,
-          notification_id: send.notificationId,
-          type: send.type,
-          text: send.text,
-          state: "unknown",
-          actor_reference: send.actorReference,
-          delegation_reference: send.delegationReference,
-          created_at: now,
-          updated_at: now,
-        });
-        return { recorded: true, createdAt: now } as const;
+               where monthly_sends.sends < ?
+             returning 1
+           ), command as (
+             insert into notification_commands
+               (id, tenant_id, idempotency_key, type, recipient, state, counted, month, request_id, created_at, updated_at)
+             select ?, ?, ?, ?, ?, 'dispatching', ?::boolean, ?, ?, ?::timestamptz, ?::timestamptz
+             where not ?::boolean or exists (select 1 from counter)
+             returning id
+           ), entry as (
+             insert into conversation_messages (id, tenant_id, recipient, notification_id, type, text, state,
+               actor_reference, delegation_reference, created_at, updated_at)
+             select ?, ?, ?, command.id, ?, ?, 'unknown', ?, ?, ?::timestamptz, ?::timestamptz from command
+             returning 1
+           )
+           select exists (select 1 from entry) as recorded`,
+          [
+            send.tenantId,
+            found.month,
+            counted,
+            send.testingAllowance,
+            send.notificationId,
+            send.tenantId,
+            send.idempotencyKey,
+            send.type,
+            send.recipient,
+            counted,
+            found.month,
+            send.requestId,
+            found.now,
+            found.now,
+            counted,
+            send.transcriptEntryId,
+            send.tenantId,
+            send.recipient,
+            send.type,
+            send.text,
+            send.actorReference,
+            send.delegationReference,
+            found.now,
+            found.now,
+          ],
+        );
+        if (!inserted.rows[0]!.recorded) throw new TestingAllowanceExhaustedError(send.testingAllowance);
+        return { recorded: true, createdAt: found.now } as const;
       });
     },
 
@@ -204,43 +229,60 @@ export function createNotificationStore(db: Knex): NotificationStore {
 
     async complete(send, outcome, provider, result) {
       const state: DeliveryState = outcome.kind;
+      const refused = outcome.kind === "failed";
+      // One statement in its own transaction. A refusal (nothing was sent) gives the allowance
+      // back and releases the key, so the partner may retry with the same key once the cause is
+      // fixed; sent and unknown complete the key with the result a repeat replays.
       await db.transaction(async (trx) => {
-        const [command] = await trx("notification_commands")
-          .update({
+        await trx.raw(
+          `with command as (
+             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
+             where id = ? and state in ('dispatching', 'unknown')
+             returning tenant_id, counted, month
+           ), provider as (
+             insert into provider_messages (notification_id, provider, provider_message_id)
+             select ?, ?, ? where ?::boolean
+             returning 1
+           ), entry as (
+             update conversation_messages set state = ?, updated_at = now() where notification_id = ?
+             returning 1
+           ), refund as (
+             update monthly_sends m set sends = m.sends - 1 from command c
+             where ?::boolean and c.counted and m.tenant_id = c.tenant_id and m.month = c.month and m.sends > 0
+             returning 1
+           ), released as (
+             delete from ${IDEMPOTENCY_TABLE}
+             where ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           ), completed as (
+             update ${IDEMPOTENCY_TABLE} set state = 'completed', result = ?::jsonb
+             where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           )
+           select (select count(*) from command) as commands`,
+          [
             state,
-            failure_code: outcome.kind === "failed" ? outcome.code : null,
-            provider_code: outcome.kind === "failed" ? outcome.providerCode : null,
-            updated_at: trx.fn.now(),
-          })
-          .where({ id: send.notificationId })
-          .whereIn("state", ["dispatching", "unknown"])
-          .returning<{ counted: boolean; month: string }[]>(["counted", "month"]);
-        if (outcome.kind === "sent") {
-          await trx("provider_messages").insert({
-            notification_id: send.notificationId,
+            refused ? outcome.code : null,
+            refused ? outcome.providerCode : null,
+            send.notificationId,
+            send.notificationId,
             provider,
-            provider_message_id: outcome.providerMessageId,
-          });
-        }
-        await trx("conversation_messages")
-          .update({ state, updated_at: trx.fn.now() })
-          .where({ notification_id: send.notificationId });
-        const mine = { scope: send.tenantId, key: send.idempotencyKey, owner: send.owner, state: "in_progress" };
-        if (outcome.kind === "failed") {
-          // Nothing was sent: the allowance is given back and the key released, so the partner
-          // may retry with the same key once the cause is fixed.
-          if (command?.counted) {
-            await trx("monthly_sends")
-              .where({ tenant_id: send.tenantId, month: command.month })
-              .andWhere("sends", ">", 0)
-              .decrement("sends", 1);
-          }
-          await trx(IDEMPOTENCY_TABLE).delete().where(mine);
-        } else {
-          await trx(IDEMPOTENCY_TABLE)
-            .update({ state: "completed", result: JSON.stringify(result) })
-            .where(mine);
-        }
+            outcome.kind === "sent" ? outcome.providerMessageId : "",
+            outcome.kind === "sent",
+            state,
+            send.notificationId,
+            refused,
+            refused,
+            send.tenantId,
+            send.idempotencyKey,
+            send.owner,
+            JSON.stringify(result),
+            refused,
+            send.tenantId,
+            send.idempotencyKey,
+            send.owner,
+          ],
+        );
       });
     },
 
