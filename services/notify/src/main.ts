@@ -5,6 +5,7 @@ import { announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import pg from "pg";
 import { migrations } from "../migrations/index.js";
 import { createSandboxChannel } from "./channel/sandbox-channel.js";
 import { createWhatsAppChannel } from "./channel/whatsapp-channel.js";
@@ -43,6 +44,16 @@ async function main() {
     logger,
   });
 
+  // The send path's own pool: prepared statements on plain pg connections, same schema.
+  const sendPool = new pg.Pool({
+    connectionString: config.DATABASE_URL,
+    max: config.DATABASE_POOL_MAX,
+    options: `-c search_path=${NOTIFY_SCHEMA}`,
+    application_name: "notify-send",
+    connectionTimeoutMillis: 5_000,
+  });
+  sendPool.on("error", (error) => logger.warn({ err: error }, "an idle send-path connection failed; it is replaced"));
+
   const registry = createMetricsRegistry("notify");
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const provider = channelProvider(config);
@@ -68,7 +79,7 @@ async function main() {
         implementation: instrumentService(
           NotificationServiceService,
           createNotificationService({
-            store: createNotificationStore(db),
+            store: createNotificationStore(db, sendPool),
             provider,
             metrics: createNotificationMetrics(registry),
             leaseMs: config.NOTIFICATION_LEASE,
@@ -95,6 +106,7 @@ async function main() {
     clearInterval(purge);
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await metrics.close();
+    await sendPool.end();
     await db.destroy();
   });
 }

@@ -1,4 +1,6 @@
+import { UnavailableError } from "@platform/service-kit/errors";
 import { IDEMPOTENCY_TABLE } from "@platform/service-kit/idempotency";
+import pg from "pg";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { ChannelOutcome } from "../domain/channel-provider.js";
 import {
@@ -120,21 +122,21 @@ interface TranscriptRow {
   updated_at: Date;
 }
 
-export function createNotificationStore(db: Knex): NotificationStore {
-  return {
-    async record(send) {
-      // Two statements in one transaction (four round trips in all): the claim with everything
-      // the preconditions need, then the allowance, the command and its transcript entry.
-      return db.transaction(async (trx) => {
-        // A concurrent repeat waits on the key's row here until this transaction ends.
-        const { rows } = await trx.raw<{ rows: ClaimRow[] }>(
-          `with claim as (
-             insert into ${IDEMPOTENCY_TABLE} (scope, key, fingerprint, state, owner, locked_until, expires_at)
+/** A prepared statement: `?` placeholders become $1..$n; the name makes pg prepare it once per connection. */
+function statement(name: string, text: string): { name: string; text: string } {
+  let n = 0;
+  return { name, text: text.replace(/\?/g, () => `$${++n}`) };
+}
+
+const claimSql = statement(
+  "notify_send_claim",
+  `with claim as (
+             insert into idempotency_keys (scope, key, fingerprint, state, owner, locked_until, expires_at)
              values (?, ?, ?, 'in_progress', ?, now() + make_interval(secs => ?), now() + make_interval(secs => ?))
              on conflict (scope, key) do update
                set fingerprint = excluded.fingerprint, state = 'in_progress', owner = excluded.owner, result = null,
                    created_at = now(), locked_until = excluded.locked_until, expires_at = excluded.expires_at
-               where ${IDEMPOTENCY_TABLE}.expires_at < now()
+               where idempotency_keys.expires_at < now()
              returning 1
            )
            select exists (select 1 from claim) as claimed, t.id is not null as tenant_exists,
@@ -142,30 +144,11 @@ export function createNotificationStore(db: Knex): NotificationStore {
                   exists (select 1 from recipient_opt_outs o where o.tenant_id = ? and o.recipient = ?) as opted_out,
                   to_char(now() at time zone 'utc', 'YYYY-MM') as month, now() as now
            from (values (1)) as one (x) left join tenants t on t.id = ?`,
-          [
-            send.tenantId,
-            send.idempotencyKey,
-            send.fingerprint,
-            send.owner,
-            send.leaseMs / 1000,
-            send.ttlMs / 1000,
-            send.tenantId,
-            send.recipient,
-            send.tenantId,
-          ],
-        );
-        const found = rows[0]!;
-        if (!found.claimed) return { recorded: false } as const;
-        if (!found.tenant_exists) throw new TenantNotFoundError();
-        if (!found.activated) throw new TenantNotActivatedError();
-        if (!found.channel_ready) throw new ChannelNotReadyError();
-        if (found.opted_out) throw new RecipientOptedOutError();
+);
 
-        // The testing plan counts sends in one row per tenant and UTC month; the conditional
-        // increment serializes concurrent sends on that row, so the allowance is never overshot.
-        const counted = found.plan === "testing";
-        const inserted = await trx.raw<{ rows: { recorded: boolean }[] }>(
-          `with counter as (
+const recordSql = statement(
+  "notify_send_record",
+  `with counter as (
              insert into monthly_sends (tenant_id, month, sends) select ?, ?, 1 where ?::boolean
              on conflict (tenant_id, month) do update set sends = monthly_sends.sends + 1
                where monthly_sends.sends < ?
@@ -183,33 +166,130 @@ export function createNotificationStore(db: Knex): NotificationStore {
              returning 1
            )
            select exists (select 1 from entry) as recorded`,
-          [
-            send.tenantId,
-            found.month,
-            counted,
-            send.testingAllowance,
-            send.notificationId,
-            send.tenantId,
-            send.idempotencyKey,
-            send.type,
-            send.recipient,
-            counted,
-            found.month,
-            send.requestId,
-            found.now,
-            found.now,
-            counted,
-            send.transcriptEntryId,
-            send.tenantId,
-            send.recipient,
-            send.type,
-            send.text,
-            send.actorReference,
-            send.delegationReference,
-            found.now,
-            found.now,
-          ],
-        );
+);
+
+const outcomeSql = statement(
+  "notify_send_outcome",
+  `with command as (
+             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
+             where id = ? and state in ('dispatching', 'unknown')
+             returning tenant_id, counted, month
+           ), provider as (
+             insert into provider_messages (notification_id, provider, provider_message_id)
+             select ?, ?, ? where ?::boolean
+             returning 1
+           ), entry as (
+             update conversation_messages set state = ?, updated_at = now() where notification_id = ?
+             returning 1
+           ), refund as (
+             update monthly_sends m set sends = m.sends - 1 from command c
+             where ?::boolean and c.counted and m.tenant_id = c.tenant_id and m.month = c.month and m.sends > 0
+             returning 1
+           ), released as (
+             delete from idempotency_keys
+             where ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           ), completed as (
+             update idempotency_keys set state = 'completed', result = ?::jsonb
+             where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           )
+           select (select count(*) from command) as commands`,
+);
+
+async function run<R extends object = object>(
+  client: pg.PoolClient,
+  query: { name: string; text: string },
+  values: unknown[],
+): Promise<{ rows: R[] }> {
+  return client.query<R>({ ...query, values });
+}
+
+/**
+ * BEGIN, `work`, COMMIT on one pooled connection; ROLLBACK on any error. A connection that
+ * failed is discarded rather than returned to the pool.
+ */
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new UnavailableError("the database is not reachable", error);
+  }
+  let broken = false;
+  try {
+    await client.query("begin");
+    const result = await work(client);
+    await client.query("commit");
+    return result;
+  } catch (error) {
+    await client.query("rollback").catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * The send path (record, complete) runs prepared statements on a pg pool of its own; the rest
+ * (repeats, settling, transcripts) uses knex.
+ */
+export function createNotificationStore(db: Knex, pool: pg.Pool): NotificationStore {
+  return {
+    async record(send) {
+      // Two statements in one transaction (four round trips in all): the claim with everything
+      // the preconditions need, then the allowance, the command and its transcript entry.
+      return inTransaction(pool, async (client) => {
+        // A concurrent repeat waits on the key's row here until this transaction ends.
+        const { rows } = await run<ClaimRow>(client, claimSql, [
+          send.tenantId,
+          send.idempotencyKey,
+          send.fingerprint,
+          send.owner,
+          send.leaseMs / 1000,
+          send.ttlMs / 1000,
+          send.tenantId,
+          send.recipient,
+          send.tenantId,
+        ]);
+        const found = rows[0]!;
+        if (!found.claimed) return { recorded: false } as const;
+        if (!found.tenant_exists) throw new TenantNotFoundError();
+        if (!found.activated) throw new TenantNotActivatedError();
+        if (!found.channel_ready) throw new ChannelNotReadyError();
+        if (found.opted_out) throw new RecipientOptedOutError();
+
+        // The testing plan counts sends in one row per tenant and UTC month; the conditional
+        // increment serializes concurrent sends on that row, so the allowance is never overshot.
+        const counted = found.plan === "testing";
+        const inserted = await run<{ recorded: boolean }>(client, recordSql, [
+          send.tenantId,
+          found.month,
+          counted,
+          send.testingAllowance,
+          send.notificationId,
+          send.tenantId,
+          send.idempotencyKey,
+          send.type,
+          send.recipient,
+          counted,
+          found.month,
+          send.requestId,
+          found.now,
+          found.now,
+          counted,
+          send.transcriptEntryId,
+          send.tenantId,
+          send.recipient,
+          send.type,
+          send.text,
+          send.actorReference,
+          send.delegationReference,
+          found.now,
+          found.now,
+        ]);
         if (!inserted.rows[0]!.recorded) throw new TestingAllowanceExhaustedError(send.testingAllowance);
         return { recorded: true, createdAt: found.now } as const;
       });
@@ -233,56 +313,29 @@ export function createNotificationStore(db: Knex): NotificationStore {
       // One statement in its own transaction. A refusal (nothing was sent) gives the allowance
       // back and releases the key, so the partner may retry with the same key once the cause is
       // fixed; sent and unknown complete the key with the result a repeat replays.
-      await db.transaction(async (trx) => {
-        await trx.raw(
-          `with command as (
-             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
-             where id = ? and state in ('dispatching', 'unknown')
-             returning tenant_id, counted, month
-           ), provider as (
-             insert into provider_messages (notification_id, provider, provider_message_id)
-             select ?, ?, ? where ?::boolean
-             returning 1
-           ), entry as (
-             update conversation_messages set state = ?, updated_at = now() where notification_id = ?
-             returning 1
-           ), refund as (
-             update monthly_sends m set sends = m.sends - 1 from command c
-             where ?::boolean and c.counted and m.tenant_id = c.tenant_id and m.month = c.month and m.sends > 0
-             returning 1
-           ), released as (
-             delete from ${IDEMPOTENCY_TABLE}
-             where ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
-             returning 1
-           ), completed as (
-             update ${IDEMPOTENCY_TABLE} set state = 'completed', result = ?::jsonb
-             where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
-             returning 1
-           )
-           select (select count(*) from command) as commands`,
-          [
-            state,
-            refused ? outcome.code : null,
-            refused ? outcome.providerCode : null,
-            send.notificationId,
-            send.notificationId,
-            provider,
-            outcome.kind === "sent" ? outcome.providerMessageId : "",
-            outcome.kind === "sent",
-            state,
-            send.notificationId,
-            refused,
-            refused,
-            send.tenantId,
-            send.idempotencyKey,
-            send.owner,
-            JSON.stringify(result),
-            refused,
-            send.tenantId,
-            send.idempotencyKey,
-            send.owner,
-          ],
-        );
+      await inTransaction(pool, async (client) => {
+        await run(client, outcomeSql, [
+          state,
+          refused ? outcome.code : null,
+          refused ? outcome.providerCode : null,
+          send.notificationId,
+          send.notificationId,
+          provider,
+          outcome.kind === "sent" ? outcome.providerMessageId : "",
+          outcome.kind === "sent",
+          state,
+          send.notificationId,
+          refused,
+          refused,
+          send.tenantId,
+          send.idempotencyKey,
+          send.owner,
+          JSON.stringify(result),
+          refused,
+          send.tenantId,
+          send.idempotencyKey,
+          send.owner,
+        ]);
       });
     },
 
