@@ -7,7 +7,7 @@ describe("notify configuration", () => {
     const config = loadNotifyConfig({});
     expect(config.NOTIFY_CHANNEL_PROVIDER).toBe("sandbox");
     expect(config.WHATSAPP_TEMPLATES).toEqual(defaultWhatsAppTemplates);
-    expect(config.WHATSAPP_TIMEOUT).toBe(10_000);
+    expect(config.WHATSAPP_TIMEOUT).toBe(3_000);
     expect(config.NOTIFICATION_LEASE).toBe(30_000);
   });
 
@@ -37,7 +37,7 @@ describe("notify configuration", () => {
   });
 
   it("keeps the lease longer than the provider timeout, so a live send is never settled as unknown", () => {
-    expect(() => loadNotifyConfig({ NOTIFICATION_LEASE: "5s", WHATSAPP_TIMEOUT: "10s" })).toThrow(
+    expect(() => loadNotifyConfig({ NOTIFICATION_LEASE: "5s", WHATSAPP_TIMEOUT: "5s" })).toThrow(
       /NOTIFICATION_LEASE: must be longer than WHATSAPP_TIMEOUT/,
     );
   });

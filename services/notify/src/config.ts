@@ -75,8 +75,11 @@ const schema = z
       .default("https://graph.facebook.com/v21.0")
       .refine((v) => /^https?:\/\/[^\s]+$/.test(v), "must be an http(s) URL"),
     WHATSAPP_TEMPLATES: whatsAppTemplates,
-    /** Deadline of one provider request; past it the outcome is unknown. */
-    WHATSAPP_TIMEOUT: env.duration(10_000),
+    /**
+     * Deadline of one provider request; past it the outcome is unknown. Kept below the gateway's
+     * UPSTREAM_TIMEOUT (5 s) so the partner hears "unknown" rather than "unavailable".
+     */
+    WHATSAPP_TIMEOUT: env.duration(3_000),
   })
   .superRefine((config, ctx) => {
     if (config.NOTIFY_CHANNEL_PROVIDER === "whatsapp") {

@@ -105,12 +105,13 @@ export function createNotificationService(
     key: string,
     fingerprint: string,
     logger: Logger,
+    depth = 0,
   ): Promise<SendNotificationResponse | "released"> {
     const claim = await deps.store.findClaim(tenantId, key);
     if (!claim) return "released"; // refused (or expired and purged) meanwhile: a fresh attempt
     if (claim.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
-    if (claim.state === "completed" && claim.result) {
-      if (claim.result.state === "sent") return answer(claim.result, true);
+    if (claim.state === "completed") {
+      if (claim.result?.state === "sent") return answer(claim.result, true);
       throw new ActionOutcomeUnknownError();
     }
     if (!claim.leaseExpired) throw new IdempotencyInProgressError();
@@ -122,7 +123,9 @@ export function createNotificationService(
       );
       throw new ActionOutcomeUnknownError();
     }
-    return answerRepeat(tenantId, key, fingerprint, logger);
+    // Someone else settled or completed it meanwhile: read it again (bounded).
+    if (depth >= 2) throw new IdempotencyInProgressError();
+    return answerRepeat(tenantId, key, fingerprint, logger, depth + 1);
   }
 
   async function dispatch(
