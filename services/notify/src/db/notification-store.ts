@@ -11,11 +11,11 @@ import {
   type DeliveryState,
   type NotificationType,
 } from "../domain/notification.js";
-import { TenantNotFoundError, type TenantPlan } from "../domain/tenant.js";
+import { TenantNotFoundError } from "../domain/tenant.js";
 
 /**
  * Notification commands in two transactions around the provider call (the call itself cannot
- * be inside a database transaction), each a few statements so a send costs two commits:
+ * be inside a database transaction), each one statement, so a send costs two commits:
  *   record   (tx1) claim the Idempotency-Key, check the tenant, the opt-outs and the testing
  *                  allowance, insert the command (dispatching) and its transcript entry (unknown).
  *   complete (tx2) record the provider's answer: command and transcript state, the provider's
@@ -75,17 +75,6 @@ export interface TranscriptEntry {
   updatedAt: Date;
 }
 
-interface ClaimRow {
-  claimed: boolean;
-  tenant_exists: boolean;
-  activated: boolean | null;
-  channel_ready: boolean | null;
-  plan: TenantPlan | null;
-  opted_out: boolean;
-  month: string;
-  now: Date;
-}
-
 export interface NotificationStore {
   record(send: NewSend): Promise<RecordResult>;
   findClaim(tenantId: string, idempotencyKey: string): Promise<ExistingClaim | undefined>;
@@ -128,44 +117,9 @@ function statement(name: string, text: string): { name: string; text: string } {
   return { name, text: text.replace(/\?/g, () => `$${++n}`) };
 }
 
-const claimSql = statement(
-  "notify_send_claim",
-  `with claim as (
-             insert into idempotency_keys (scope, key, fingerprint, state, owner, locked_until, expires_at)
-             values (?, ?, ?, 'in_progress', ?, now() + make_interval(secs => ?), now() + make_interval(secs => ?))
-             on conflict (scope, key) do update
-               set fingerprint = excluded.fingerprint, state = 'in_progress', owner = excluded.owner, result = null,
-                   created_at = now(), locked_until = excluded.locked_until, expires_at = excluded.expires_at
-               where idempotency_keys.expires_at < now()
-             returning 1
-           )
-           select exists (select 1 from claim) as claimed, t.id is not null as tenant_exists,
-                  t.activated, t.channel_ready, t.plan,
-                  exists (select 1 from recipient_opt_outs o where o.tenant_id = ? and o.recipient = ?) as opted_out,
-                  to_char(now() at time zone 'utc', 'YYYY-MM') as month, now() as now
-           from (values (1)) as one (x) left join tenants t on t.id = ?`,
-);
-
-const recordSql = statement(
-  "notify_send_record",
-  `with counter as (
-             insert into monthly_sends (tenant_id, month, sends) select ?, ?, 1 where ?::boolean
-             on conflict (tenant_id, month) do update set sends = monthly_sends.sends + 1
-               where monthly_sends.sends < ?
-             returning 1
-           ), command as (
-             insert into notification_commands
-               (id, tenant_id, idempotency_key, type, recipient, state, counted, month, request_id, created_at, updated_at)
-             select ?, ?, ?, ?, ?, 'dispatching', ?::boolean, ?, ?, ?::timestamptz, ?::timestamptz
-             where not ?::boolean or exists (select 1 from counter)
-             returning id
-           ), entry as (
-             insert into conversation_messages (id, tenant_id, recipient, notification_id, type, text, state,
-               actor_reference, delegation_reference, created_at, updated_at)
-             select ?, ?, ?, command.id, ?, ?, 'unknown', ?, ?, ?::timestamptz, ?::timestamptz from command
-             returning 1
-           )
-           select exists (select 1 from entry) as recorded`,
+const recordSendSql = statement(
+  "notify_record_send",
+  "select outcome, recorded_at from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 
 const outcomeSql = statement(
@@ -196,6 +150,31 @@ const outcomeSql = statement(
            )
            select (select count(*) from command) as commands`,
 );
+
+type RecordOutcome =
+  | "recorded"
+  | "claimed"
+  | "tenant_not_found"
+  | "tenant_not_activated"
+  | "channel_not_ready"
+  | "recipient_opted_out"
+  | "testing_allowance_exhausted";
+
+/** One autocommitted prepared statement on the send pool. */
+async function query<R extends object>(
+  pool: pg.Pool,
+  prepared: { name: string; text: string },
+  values: unknown[],
+): Promise<{ rows: R[] }> {
+  try {
+    return await pool.query<R>({ ...prepared, values });
+  } catch (error) {
+    if (error instanceof Error && /timeout exceeded when trying to connect/.test(error.message)) {
+      throw new UnavailableError("the database is not reachable", error);
+    }
+    throw error;
+  }
+}
 
 async function run<R extends object = object>(
   client: pg.PoolClient,
@@ -239,60 +218,42 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
 export function createNotificationStore(db: Knex, pool: pg.Pool): NotificationStore {
   return {
     async record(send) {
-      // Two statements in one transaction (four round trips in all): the claim with everything
-      // the preconditions need, then the allowance, the command and its transcript entry.
-      return inTransaction(pool, async (client) => {
-        // A concurrent repeat waits on the key's row here until this transaction ends.
-        const { rows } = await run<ClaimRow>(client, claimSql, [
-          send.tenantId,
-          send.idempotencyKey,
-          send.fingerprint,
-          send.owner,
-          send.leaseMs / 1000,
-          send.ttlMs / 1000,
-          send.tenantId,
-          send.recipient,
-          send.tenantId,
-        ]);
-        const found = rows[0]!;
-        if (!found.claimed) return { recorded: false } as const;
-        if (!found.tenant_exists) throw new TenantNotFoundError();
-        if (!found.activated) throw new TenantNotActivatedError();
-        if (!found.channel_ready) throw new ChannelNotReadyError();
-        if (found.opted_out) throw new RecipientOptedOutError();
-
-        // The testing plan counts sends in one row per tenant and UTC month; the conditional
-        // increment serializes concurrent sends on that row, so the allowance is never overshot.
-        const counted = found.plan === "testing";
-        const inserted = await run<{ recorded: boolean }>(client, recordSql, [
-          send.tenantId,
-          found.month,
-          counted,
-          send.testingAllowance,
-          send.notificationId,
-          send.tenantId,
-          send.idempotencyKey,
-          send.type,
-          send.recipient,
-          counted,
-          found.month,
-          send.requestId,
-          found.now,
-          found.now,
-          counted,
-          send.transcriptEntryId,
-          send.tenantId,
-          send.recipient,
-          send.type,
-          send.text,
-          send.actorReference,
-          send.delegationReference,
-          found.now,
-          found.now,
-        ]);
-        if (!inserted.rows[0]!.recorded) throw new TestingAllowanceExhaustedError(send.testingAllowance);
-        return { recorded: true, createdAt: found.now } as const;
-      });
+      // One statement (record_send, in the migration): claim, preconditions, allowance, command
+      // and transcript entry, committed together or not at all.
+      const { rows } = await query<{ outcome: RecordOutcome; recorded_at: Date }>(pool, recordSendSql, [
+        send.tenantId,
+        send.idempotencyKey,
+        send.fingerprint,
+        send.owner,
+        send.leaseMs / 1000,
+        send.ttlMs / 1000,
+        send.notificationId,
+        send.transcriptEntryId,
+        send.recipient,
+        send.type,
+        send.text,
+        send.actorReference,
+        send.delegationReference,
+        send.requestId,
+        send.testingAllowance,
+      ]);
+      const { outcome, recorded_at: createdAt } = rows[0]!;
+      switch (outcome) {
+        case "recorded":
+          return { recorded: true, createdAt };
+        case "claimed":
+          return { recorded: false };
+        case "tenant_not_found":
+          throw new TenantNotFoundError();
+        case "tenant_not_activated":
+          throw new TenantNotActivatedError();
+        case "channel_not_ready":
+          throw new ChannelNotReadyError();
+        case "recipient_opted_out":
+          throw new RecipientOptedOutError();
+        case "testing_allowance_exhausted":
+          throw new TestingAllowanceExhaustedError(send.testingAllowance);
+      }
     },
 
     async findClaim(tenantId, idempotencyKey) {
