@@ -24,6 +24,8 @@ describe("notifications", () => {
   let quiet: string; // activated, channel not ready
   let capped: string; // testing plan near its allowance
   let business: string; // commercial plan
+  let outsider: string; // exists, granted to no key
+  const ghost = "ten_doesnotexist000000000"; // granted to keys.full, does not exist
 
   const ACCESS_TOKEN = "EAAG-secret-access-token-never-logged";
   const phone = () => `+4477009${String(10000 + n++).padStart(5, "0")}`;
@@ -136,12 +138,14 @@ describe("notifications", () => {
     ]);
     for (const id of [tenant, quiet, capped, business]) await stack.admin("tenant", "activate", "--id", id);
     await stack.admin("tenant", "channel", "--id", quiet, "--state", "not_ready");
-    const all = [tenant, pending, quiet, capped, business].join(",");
+    outsider = await create("Outsider");
+    const all = [tenant, pending, quiet, capped, business, ghost].join(",");
     keys.full = (await stack.admin("key", "create", "--scopes", "notification:send,tenant:read", "--tenants", all))
       .key as string;
     keys.readOnly = (await stack.admin("key", "create", "--scopes", "tenant:read", "--tenants", all)).key as string;
     keys.sendOnly = (await stack.admin("key", "create", "--scopes", "notification:send", "--tenants", all))
       .key as string;
+    keys.noScopes = (await stack.admin("key", "create", "--tenants", all)).key as string;
   });
   afterAll(async () => {
     await db?.end();
@@ -307,6 +311,26 @@ describe("notifications", () => {
         expect(contract.template(`/api/v1${template}`), route.operationId).toBe(template);
       }
     });
+
+    it.each(notificationRoutes.map((route) => [route.method, route.path, route] as const))(
+      "%s %s refuses bad credentials like every tenant route, and an ungranted tenant like a missing one",
+      async (_method, _path, route) => {
+        const request = (tenantId: string, key: string | null) =>
+          call(route.method, route.path.replace(":tenantId", tenantId).replace(":to", "447700900123"), {
+            key,
+            headers: { "content-type": "application/json", "idempotency-key": uniqueKey("cred") },
+            body: route.method === "POST" ? JSON.stringify(reminder(phone())) : undefined,
+          });
+        expectProblem(await request(tenant, null), 401, "auth.key_missing");
+        expectProblem(await request(tenant, "sk_live_nope"), 401, "auth.key_invalid");
+        expectProblem(await request(tenant, keys.noScopes!), 403, "auth.scope_missing");
+        const ungranted = await request(outsider, keys.full!);
+        const missing = await request(ghost, keys.full!);
+        expectProblem(ungranted, 404, "tenant.not_found");
+        const strip = ({ correlationId: _, ...rest }: Record<string, unknown>) => rest;
+        expect(strip(missing.body)).toEqual(strip(ungranted.body));
+      },
+    );
 
     it("asks for a key, the right scope, a granted tenant and an Idempotency-Key", async () => {
       const to = phone();
