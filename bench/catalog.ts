@@ -1,13 +1,18 @@
 /**
- * npm run bench:catalog — GET /v1/pets?limit=20 through the microservice path against a
- * single-process baseline, on the same data, in the same run.
+ * npm run bench:catalog — GET /v1/pets?limit=20 three ways, on the same data, in the same run:
  *
- *   microservices: autocannon -> gateway (auth, routing, errors) -> gRPC -> catalog -> Postgres
- *   baseline:      autocannon -> one Koa process running the same SQL with pg
+ *   monolith:      autocannon -> one Koa process running the SQL with pg
+ *   floor:         autocannon -> bare Koa -> plain grpc-js unary -> bare grpc-js server -> pg
+ *                  (bench/catalog-floor-*.ts: the hop with none of our code)
+ *   microservices: autocannon -> gateway (request id, metrics, log, rate limit, auth, routing,
+ *                  errors) -> gRPC -> catalog (interceptor, domain, pg on knex's pool) -> Postgres
  *
- * Runs alternate A B A B to share the machine's noise. Target: the microservice path keeps at
- * least 60% of the baseline's throughput. Env: BENCH_CONNECTIONS (default 32), BENCH_DURATION
- * seconds per run (default 8), BENCH_PETS (default 10000).
+ * Same rows, same pool sizes (10), same connections. Runs alternate A B C A B C to share the
+ * machine's noise; each run also reads the CPU every process spent per request (/proc), and the
+ * summary prints the per-round path/floor ratios, by req/s and by CPU per request. Target: the microservice path keeps at least 90% of the floor's
+ * throughput (issue 6, item 8); its ratio to the monolith is printed too. Env: BENCH_CONNECTIONS
+ * (default 32), BENCH_DURATION seconds per run (default 8), BENCH_ROUNDS (default 2),
+ * BENCH_PETS (default 10000), BENCH_CPU_PROF (a directory: write a CPU profile per process).
  */
 import { execFile } from "node:child_process";
 import { join } from "node:path";
@@ -15,20 +20,31 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import { compareAlternating, recordResult } from "./load-generator.js";
+import { measureAlternating, printTable, recordResult, type LoadResult, type Target } from "./load-generator.js";
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..");
 const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const durationSeconds = Number(process.env.BENCH_DURATION ?? 8);
+/** BENCH_CPU_PROF=<dir>: every measured process writes a V8 CPU profile there when it exits. */
+const profileDir = process.env.BENCH_CPU_PROF;
+const profiled = (env: Record<string, string>) =>
+  profileDir
+    ? {
+        ...env,
+        BENCH_CPU_PROF: profileDir,
+        NODE_OPTIONS: `--import=${join(repo, "bench", "dist", "cpu-profile.js")}`,
+      }
+    : env;
+const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const petCount = Number(process.env.BENCH_PETS ?? 10_000);
 
 async function main() {
   const scratch = await createScratchDatabase("benchcatalog");
   const processes: ServiceProcess[] = [];
   try {
-    const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0" };
+    const common = profiled({ DATABASE_URL: scratch.url, METRICS_PORT: "0" });
     const catalog = await startServiceProcess({
       name: "catalog",
       entry: entry("catalog"),
@@ -71,46 +87,105 @@ async function main() {
     const baseline = await startServiceProcess({
       name: "catalog-baseline",
       entry: join(repo, "bench", "dist", "catalog-baseline-koa.js"),
-      env: { DATABASE_URL: scratch.url },
+      env: profiled({ DATABASE_URL: scratch.url }),
     });
     processes.push(baseline);
+    const floorGrpc = await startServiceProcess({
+      name: "catalog-floor-grpc",
+      entry: join(repo, "bench", "dist", "catalog-floor-grpc.js"),
+      env: profiled({ DATABASE_URL: scratch.url }),
+    });
+    processes.push(floorGrpc);
+    const floorKoa = await startServiceProcess({
+      name: "catalog-floor-koa",
+      entry: join(repo, "bench", "dist", "catalog-floor-koa.js"),
+      env: profiled({ CATALOG_ADDR: `127.0.0.1:${floorGrpc.listening.grpcPort as number}` }),
+    });
+    processes.push(floorKoa);
 
     const path = "/v1/pets?limit=20";
-    const serviceUrl = `http://127.0.0.1:${gateway.listening.port as number}${path}`;
-    const baseUrl = `http://127.0.0.1:${baseline.listening.port as number}${path}`;
+    const url = (p: ServiceProcess) => `http://127.0.0.1:${p.listening.port as number}${path}`;
     const headers = { authorization: `Bearer ${key}` };
-    const [viaServices, viaBaseline] = await Promise.all([
-      fetch(serviceUrl, { headers }).then((r) => r.json()),
-      fetch(baseUrl).then((r) => r.json()),
-    ]);
-    if (JSON.stringify(viaServices) !== JSON.stringify(viaBaseline)) {
-      throw new Error("the two paths answer different bodies; the comparison would be unfair");
-    }
-
-    const result = await compareAlternating(
-      { label: "baseline (Koa + SQL, one process)", url: baseUrl },
-      { label: "microservices (gateway -> gRPC -> catalog)", url: serviceUrl, headers },
-      { connections, durationSeconds },
+    const cpuOf = (...named: [string, ServiceProcess][]) => named.map(([name, p]) => ({ name, pid: p.child.pid! }));
+    const monolithTarget: Target = {
+      label: "monolith (Koa + SQL, one process)",
+      url: url(baseline),
+      processes: cpuOf(["koa", baseline]),
+    };
+    const floorTarget: Target = {
+      label: "floor (bare Koa -> grpc-js -> pg)",
+      url: url(floorKoa),
+      processes: cpuOf(["koa", floorKoa], ["grpc", floorGrpc]),
+    };
+    const servicesTarget: Target = {
+      label: "microservices (gateway -> gRPC -> catalog)",
+      url: url(gateway),
+      headers,
+      processes: cpuOf(["gateway", gateway], ["catalog", catalog]),
+    };
+    const bodies = await Promise.all(
+      [monolithTarget, floorTarget, servicesTarget].map((t) =>
+        fetch(t.url, { headers: t.headers ?? {} }).then((r) => r.text()),
+      ),
     );
-    const { baseline: base, candidate: services, ratio } = result;
+    if (new Set(bodies).size !== 1) {
+      throw new Error("the three paths answer different bodies; the comparison would be unfair");
+    }
+    const { runs, means } = await measureAlternating([monolithTarget, floorTarget, servicesTarget], {
+      connections,
+      durationSeconds,
+      rounds,
+    });
+    const [monolith, floor, services] = means as [LoadResult, LoadResult, LoadResult];
+    printTable(runs);
+    printTable(means);
+    const ratio = services.requestsPerSecond / floor.requestsPerSecond;
+    const ratioToMonolith = services.requestsPerSecond / monolith.requestsPerSecond;
+    const floorToMonolith = floor.requestsPerSecond / monolith.requestsPerSecond;
+    // Per round (each round ran the three back to back): the spread the means hide.
+    const perRound = (pick: (monolith: LoadResult, floor: LoadResult, services: LoadResult) => number) =>
+      Array.from({ length: rounds }, (_, i) => pick(runs[3 * i]!, runs[3 * i + 1]!, runs[3 * i + 2]!));
+    const roundRatios = perRound((_, f, s) => s.requestsPerSecond / f.requestsPerSecond);
+    // CPU per request summed over each target's processes: floor / path is the throughput ratio
+    // the path would reach if CPU were the only limit; it moves far less with the machine's load.
+    const cpuPerRequest = (r: LoadResult) => Object.values(r.cpuMsPerRequest ?? {}).reduce((a, b) => a + b, 0);
+    const cpuRatios = perRound((_, f, s) => cpuPerRequest(f) / cpuPerRequest(s));
     console.log(
-      `microservice path keeps ${(ratio * 100).toFixed(1)}% of baseline throughput; ` +
-        `p99 ${services.p99Ms.toFixed(2)} ms vs ${base.p99Ms.toFixed(2)} ms; ` +
-        `target >= 60% -> ${ratio >= 0.6 ? "PASS" : "BELOW TARGET"}`,
+      `microservice path keeps ${(ratio * 100).toFixed(1)}% of the floor's throughput ` +
+        `(target >= 90% -> ${ratio >= 0.9 ? "PASS" : "BELOW TARGET"}); ` +
+        `${(ratioToMonolith * 100).toFixed(1)}% of the monolith's (floor: ${(floorToMonolith * 100).toFixed(1)}%); ` +
+        `p99 ${services.p99Ms.toFixed(2)} ms vs floor ${floor.p99Ms.toFixed(2)} ms, monolith ${monolith.p99Ms.toFixed(2)} ms`,
+    );
+    console.log(
+      `path/floor per round: req/s ${roundRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(roundRatios).toFixed(3)}); ` +
+        `CPU per request floor/path ${cpuRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(cpuRatios).toFixed(3)})`,
     );
     await recordResult(repo, "catalog", {
       bench: "catalog",
       connections,
       durationSeconds,
+      rounds,
       pets: petCount,
-      baseline: base,
+      monolith,
+      floor,
       services,
       ratio,
+      ratioToMonolith,
+      floorToMonolith,
+      roundRatios,
+      cpuRatios,
+      runs,
     });
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
     await scratch.drop();
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 main().catch((error: unknown) => {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -10,12 +11,34 @@ export interface LoadResult {
   requests: number;
   errors: number;
   non2xx: number;
+  /** CPU (user + system) each named process spent per answered request during the measured run. */
+  cpuMsPerRequest?: Record<string, number>;
 }
 
 export interface LoadOptions {
   connections: number;
   durationSeconds: number;
   headers?: Record<string, string>;
+  /** Processes whose CPU time is read (Linux /proc) around the measured run. */
+  processes?: MeasuredProcess[];
+}
+
+export interface MeasuredProcess {
+  name: string;
+  pid: number;
+}
+
+const clockTicksPerSecond = 100; // USER_HZ: the unit of /proc/<pid>/stat's utime and stime on Linux
+
+/** CPU milliseconds (user + system) a process has used so far, or undefined off Linux. */
+function cpuMillis(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Drives one URL with autocannon at fixed concurrency: a warm-up, then the measured run. */
@@ -23,7 +46,17 @@ export async function measure(label: string, url: string, options: LoadOptions):
   const run = (duration: number) =>
     autocannon({ url, connections: options.connections, duration, headers: options.headers ?? {} });
   await run(2); // warm-up: JIT, connection pools, caches; not counted
+  const processes = options.processes ?? [];
+  const cpuBefore = processes.map((p) => cpuMillis(p.pid));
   const result = await run(options.durationSeconds);
+  const cpuMsPerRequest: Record<string, number> = {};
+  processes.forEach((p, i) => {
+    const before = cpuBefore[i];
+    const after = cpuMillis(p.pid);
+    if (before !== undefined && after !== undefined && result.requests.total > 0) {
+      cpuMsPerRequest[p.name] = (after - before) / result.requests.total;
+    }
+  });
   return {
     label,
     requestsPerSecond: result.requests.average,
@@ -32,6 +65,7 @@ export async function measure(label: string, url: string, options: LoadOptions):
     requests: result.requests.total,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...(processes.length > 0 ? { cpuMsPerRequest } : {}),
   };
 }
 
@@ -47,6 +81,13 @@ export function combine(results: LoadResult[]): LoadResult {
     requests: sum((r) => r.requests),
     errors: sum((r) => r.errors),
     non2xx: sum((r) => r.non2xx),
+    ...(results[0]!.cpuMsPerRequest
+      ? {
+          cpuMsPerRequest: Object.fromEntries(
+            Object.keys(results[0]!.cpuMsPerRequest).map((name) => [name, mean((r) => r.cpuMsPerRequest?.[name] ?? 0)]),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -58,6 +99,13 @@ export function printTable(results: LoadResult[]): void {
     "p99 ms": r.p99Ms.toFixed(2),
     requests: r.requests,
     "errors+non2xx": r.errors + r.non2xx,
+    ...(r.cpuMsPerRequest
+      ? {
+          "CPU ms/req": Object.entries(r.cpuMsPerRequest)
+            .map(([name, ms]) => `${name} ${ms.toFixed(3)}`)
+            .join(", "),
+        }
+      : {}),
   }));
   console.table(rows);
 }
@@ -66,6 +114,37 @@ export interface Target {
   label: string;
   url: string;
   headers?: Record<string, string>;
+  processes?: MeasuredProcess[];
+}
+
+/**
+ * Measures every target in turn, round after round (A B C A B C ...), so all share the machine's
+ * noise; returns every run in order and the per-target means (in the targets' order). Throws when
+ * any request failed.
+ */
+export async function measureAlternating(
+  targets: Target[],
+  options: { connections: number; durationSeconds: number; rounds?: number },
+): Promise<{ runs: LoadResult[]; means: LoadResult[] }> {
+  const runs: LoadResult[] = [];
+  for (let round = 0; round < (options.rounds ?? 2); round++) {
+    for (const target of targets) {
+      runs.push(
+        await measure(target.label, target.url, {
+          connections: options.connections,
+          durationSeconds: options.durationSeconds,
+          headers: target.headers ?? {},
+          processes: target.processes ?? [],
+        }),
+      );
+    }
+  }
+  const means = targets.map((target) => combine(runs.filter((r) => r.label === target.label)));
+  if (means.some((m) => m.errors + m.non2xx > 0)) {
+    printTable(runs);
+    throw new Error("requests failed during the benchmark");
+  }
+  return { runs, means };
 }
 
 /**
@@ -77,25 +156,11 @@ export async function compareAlternating(
   candidate: Target,
   options: { connections: number; durationSeconds: number; rounds?: number },
 ): Promise<{ baseline: LoadResult; candidate: LoadResult; ratio: number }> {
-  const runs: LoadResult[] = [];
-  for (let round = 0; round < (options.rounds ?? 2); round++) {
-    for (const target of [baseline, candidate]) {
-      runs.push(
-        await measure(target.label, target.url, {
-          connections: options.connections,
-          durationSeconds: options.durationSeconds,
-          headers: target.headers ?? {},
-        }),
-      );
-    }
-  }
-  const base = combine(runs.filter((r) => r.label === baseline.label));
-  const cand = combine(runs.filter((r) => r.label === candidate.label));
-  printTable([base, cand]);
-  if (base.errors + base.non2xx + cand.errors + cand.non2xx > 0) {
-    throw new Error("requests failed during the benchmark");
-  }
-  return { baseline: base, candidate: cand, ratio: cand.requestsPerSecond / base.requestsPerSecond };
+  const {
+    means: [base, cand],
+  } = await measureAlternating([baseline, candidate], options);
+  printTable([base!, cand!]);
+  return { baseline: base!, candidate: cand!, ratio: cand!.requestsPerSecond / base!.requestsPerSecond };
 }
 
 /** Prints the summary as one JSON line and keeps it under bench/results (git-ignored). */

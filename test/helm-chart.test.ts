@@ -127,6 +127,19 @@ describe("the Helm chart (real helm)", () => {
     await expect(render("notify.whatsapp.existingSecret=wa")).rejects.toThrow(/phoneNumberId is required/);
   });
 
+  it("binds every listener in every pod to all interfaces (the services default to loopback)", async () => {
+    for (const deployment of ofKind(await render(), "Deployment")) {
+      const env = Object.fromEntries(
+        (deployment.spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [
+          e.name,
+          e.value,
+        ]),
+      );
+      const hosts = component(deployment) === "gateway" ? ["HOST", "METRICS_HOST"] : ["GRPC_HOST", "METRICS_HOST"];
+      for (const host of hosts) expect(env[host], `${component(deployment)} ${host}`).toBe("0.0.0.0");
+    }
+  });
+
   it("deploys each service on its own: disabling one removes all its objects", async () => {
     const objects = await render("catalog.enabled=false", "webhooks.enabled=false");
     expect(objects.filter((o) => ["catalog", "webhooks"].includes(component(o) ?? ""))).toEqual([]);

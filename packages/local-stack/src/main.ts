@@ -1,112 +1,155 @@
 /**
  * `npm start`: the whole stack as local processes — catalog, notify, webhooks and the gateway —
- * over Postgres and NATS (found, or started: see infrastructure.ts). Ctrl-C stops everything.
+ * over Postgres and NATS (found, or started: see infrastructure.ts), supervised like a kubelet
+ * would: a service that dies is restarted with backoff on the same ports. SIGINT, SIGTERM or
+ * SIGHUP to this process stops everything; so does a failed start.
  *
- * Environment (all optional):
+ * Every service gets this process's whole environment (so every documented setting reaches it),
+ * overlaid with the stack's own values: DATABASE_URL, NATS_URL, SECRETS_KEY, HOST / GRPC_HOST /
+ * METRICS_HOST (STACK_BIND_HOST, default 127.0.0.1), its ports, and the gateway's CATALOG_ADDR /
+ * NOTIFY_ADDR. The table in docs/operations.md says which variable is set and which passed.
+ *
+ * The launcher's own variables (all optional):
  *   DATABASE_URL, NATS_URL       use these servers instead of looking for / starting local ones
  *   PORT                         gateway HTTP port (8080)
  *   CATALOG_GRPC_PORT, NOTIFY_GRPC_PORT, WEBHOOKS_GRPC_PORT   (50051, 50052, 50053)
  *   GATEWAY_METRICS_PORT, CATALOG_METRICS_PORT, NOTIFY_METRICS_PORT, WEBHOOKS_METRICS_PORT
- *                                (9464, 9465, 9466, 9467)
+ *                                (9464, 9465, 9466, 9467); 0 = any free port
+ *   STACK_BIND_HOST              address every listener binds (127.0.0.1)
  *   SECRETS_KEY                  32 bytes, base64; else generated once into the data dir
  *   STACK_DATA_DIR               where local state lives (<repo>/.data)
  *   STACK_POSTGRES_PROBE_URL     the local Postgres to look for (postgres://postgres@127.0.0.1:5432/postgres)
  *   STACK_EMBEDDED_PG_PORT       port of the embedded Postgres fallback (54329)
  *   STACK_NATS_PORT              port of the nats-server fallback (4223)
- *   LOG_LEVEL                    passed to every service (info)
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { describeBusyPorts, duplicatePorts, findBusyPorts, portsNamedIn } from "./busy-ports.js";
 import { provisionNats, provisionPostgres, provisionSecretsKey, type Provisioned } from "./infrastructure.js";
-import { startServiceProcess, type ServiceProcess } from "./service-process.js";
+import {
+  bindHost,
+  configuredPorts,
+  localAddress,
+  serviceEnvironment,
+  type ConfiguredPort,
+  type StackServiceName,
+  type StackValues,
+} from "./stack-environment.js";
+import { superviseService, type SupervisedService } from "./supervised-service.js";
 
 const repo = join(import.meta.dirname, "..", "..", "..", "..");
-const env = process.env;
-const port = (name: string, fallback: number) => env[name] ?? String(fallback);
+const launcherEnv = process.env;
 const say = (line: string) => process.stdout.write(`[stack] ${line}\n`);
+const entry = (service: string) => join(repo, "services", service, "dist", "src", "main.js");
 
-async function main(): Promise<void> {
-  const dataDir = env.STACK_DATA_DIR ?? join(repo, ".data");
-  await mkdir(dataDir, { recursive: true });
-  const infrastructure: Provisioned[] = [];
-  const services: ServiceProcess[] = [];
-  let stopping = false;
+const infrastructure: Provisioned[] = [];
+const services: SupervisedService[] = [];
+let stopping = false;
 
-  const stopAll = async (code: number) => {
-    if (stopping) return;
+/** Stops every service (started, starting or waiting to restart), then what infrastructure started, then exits. */
+async function stopAll(code: number): Promise<never> {
+  if (!stopping) {
     stopping = true;
     say("stopping");
-    await Promise.all(services.reverse().map((s) => s.stop()));
+    await Promise.all(services.map((s) => s.stop()));
     for (const item of infrastructure.reverse()) await item.stop().catch(() => undefined);
     process.exit(code);
-  };
-  process.on("SIGINT", () => void stopAll(0));
-  process.on("SIGTERM", () => void stopAll(0));
+  }
+  return new Promise<never>(() => undefined);
+}
 
+function failStart(message: string, ports: ConfiguredPort[]): Promise<never> {
+  if (stopping) return new Promise<never>(() => undefined);
+  const named = portsNamedIn(message, ports);
+  if (named.length > 0) {
+    say(
+      describeBusyPorts(
+        named.map((p) => ({ ...p, reason: "EADDRINUSE" })),
+        bindHost(launcherEnv),
+      ),
+    );
+  } else {
+    say(`start-up failed: ${message}`);
+  }
+  return stopAll(1);
+}
+
+async function main(): Promise<void> {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => void stopAll(0));
+  }
+  // Whoever read our output is gone (a closed pipe): nobody is watching the stack any more.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => void stopAll(1));
+  let ports: ConfiguredPort[] = [];
   try {
+    ports = configuredPorts(launcherEnv);
+    const host = bindHost(launcherEnv);
+    // Before anything starts: every port that is taken, named with the variable that moves it.
+    const busy = [...duplicatePorts(ports), ...(await findBusyPorts(ports, host))];
+    if (busy.length > 0) {
+      say(describeBusyPorts(busy, host));
+      await stopAll(1);
+      return;
+    }
+
+    const dataDir = launcherEnv.STACK_DATA_DIR ?? join(repo, ".data");
+    await mkdir(dataDir, { recursive: true });
     const postgres = await provisionPostgres({
-      databaseUrl: env.DATABASE_URL,
-      probeUrl: env.STACK_POSTGRES_PROBE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+      databaseUrl: launcherEnv.DATABASE_URL,
+      probeUrl: launcherEnv.STACK_POSTGRES_PROBE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
       dataDir,
-      embeddedPort: Number(env.STACK_EMBEDDED_PG_PORT ?? 54329),
+      embeddedPort: Number(launcherEnv.STACK_EMBEDDED_PG_PORT ?? 54329),
       log: say,
     });
     infrastructure.push(postgres);
     say(`Postgres: ${postgres.source}`);
     const nats = await provisionNats({
-      natsUrl: env.NATS_URL,
+      natsUrl: launcherEnv.NATS_URL,
       dataDir,
-      fallbackPort: Number(env.STACK_NATS_PORT ?? 4223),
+      fallbackPort: Number(launcherEnv.STACK_NATS_PORT ?? 4223),
       log: say,
     });
     if (nats) {
       infrastructure.push(nats);
       say(`NATS: ${nats.source}`);
     }
-    const secretsKey = await provisionSecretsKey(env.SECRETS_KEY, dataDir);
-
-    const common: Record<string, string> = {
-      DATABASE_URL: postgres.url,
-      SECRETS_KEY: secretsKey,
-      LOG_LEVEL: env.LOG_LEVEL ?? "info",
-      ...(nats ? { NATS_URL: nats.url } : {}),
+    const stack: StackValues = {
+      databaseUrl: postgres.url,
+      natsUrl: nats?.url,
+      secretsKey: await provisionSecretsKey(launcherEnv.SECRETS_KEY, dataDir),
+      bindHost: host,
     };
-    const entry = (service: string) => join(repo, "services", service, "dist", "src", "main.js");
-    const start = async (name: string, extra: Record<string, string>) => {
-      const started = await startServiceProcess({
+    if (stopping) return;
+
+    const supervise = (name: StackServiceName, extra: Record<string, string> = {}) => {
+      const own = ports.filter((p) => p.service === name);
+      const supervised = superviseService({
         name,
         entry: entry(name),
-        env: { ...common, ...extra },
-        inheritOutput: true,
+        env: serviceEnvironment(
+          launcherEnv,
+          stack,
+          Object.fromEntries(own.map((p) => [p.serviceVariable, p.port])),
+          extra,
+        ),
+        pinnedPorts: Object.fromEntries(own.map((p) => [p.listeningField, p.serviceVariable])),
+        say,
+        onEarlyExit: (reason) => void failStart(reason, ports),
       });
-      services.push(started);
-      void started.exited.then((code) => {
-        if (stopping) return;
-        say(`${name} exited (${code}); stopping the stack`);
-        void stopAll(1);
-      });
-      return started;
+      services.push(supervised);
+      return supervised.started;
     };
-    const [catalog, notify] = await Promise.all([
-      start("catalog", {
-        GRPC_PORT: port("CATALOG_GRPC_PORT", 50051),
-        METRICS_PORT: port("CATALOG_METRICS_PORT", 9465),
-      }),
-      start("notify", { GRPC_PORT: port("NOTIFY_GRPC_PORT", 50052), METRICS_PORT: port("NOTIFY_METRICS_PORT", 9466) }),
-      start("webhooks", {
-        GRPC_PORT: port("WEBHOOKS_GRPC_PORT", 50053),
-        METRICS_PORT: port("WEBHOOKS_METRICS_PORT", 9467),
-      }),
-    ]);
+    const [catalog, notify] = await Promise.all([supervise("catalog"), supervise("notify"), supervise("webhooks")]);
+    if (stopping) return;
+    // Restarts reuse the ports the first start got, so these addresses stay valid.
     const addresses = {
-      CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
-      NOTIFY_ADDR: `127.0.0.1:${notify.listening.grpcPort as number}`,
+      CATALOG_ADDR: localAddress(host, catalog.grpcPort as number),
+      NOTIFY_ADDR: localAddress(host, notify.grpcPort as number),
     };
-    const gateway = await start("gateway", {
-      ...addresses,
-      PORT: port("PORT", 8080),
-      METRICS_PORT: port("GATEWAY_METRICS_PORT", 9464),
-    });
+    const gateway = await supervise("gateway", addresses);
+    if (stopping) return;
+    for (const service of services) service.heal();
+
     // The admin CLI reads this when DATABASE_URL / NOTIFY_ADDR are not set.
     const stackEnv = { DATABASE_URL: postgres.url, ...addresses, ...(nats ? { NATS_URL: nats.url } : {}) };
     await writeFile(
@@ -115,19 +158,10 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k}=${v}`)
         .join("\n") + "\n",
     );
-    say(`Gateway ready at http://127.0.0.1:${gateway.listening.port as number}`);
+    say(`Gateway ready at http://${localAddress(host, gateway.port as number)}`);
     say("Create an API key: npm run -s admin -- key create --name me");
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (/EADDRINUSE/.test(message)) {
-      const busy = /EADDRINUSE[^\d]*(?:[\d.]+:)?(\d+)/.exec(message)?.[1];
-      say(
-        `port ${busy ?? "(see above)"} is already in use: stop what uses it or move the service (PORT, *_GRPC_PORT, *_METRICS_PORT)`,
-      );
-    } else {
-      say(`start-up failed: ${message}`);
-    }
-    await stopAll(1);
+    await failStart(error instanceof Error ? error.message : String(error), ports);
   }
 }
 

@@ -131,29 +131,45 @@ export function instrumentService<D extends ServiceDefinitionLike>(
     }
     const [, serviceName = "", methodName = name] = /^\/([^/]+)\/([^/]+)$/.exec(method.path) ?? [];
     const handler = handlers[name as keyof D] as unknown as (req: unknown, ctx: CallContext) => Promise<unknown>;
+    const labelsByCode = new Map<Status, Record<"grpc_service" | "grpc_method" | "grpc_code", string>>();
     const unary: handleUnaryCall<unknown, unknown> = (call: ServerUnaryCall<unknown, unknown>, callback) => {
-      const started = process.hrtime.bigint();
+      const started = performance.now();
       const requestId = String(call.metadata.get(REQUEST_ID_METADATA)[0] ?? randomUUID());
-      const logger = instrumentation.logger.child({ requestId, grpcMethod: method.path });
-      const work = handler(call.request, { requestId, logger, metadata: call.metadata }).then(
+      // The request-scoped logger is made on first use: most calls never log at the configured level.
+      let logger: Logger | undefined;
+      const callLogger = () => (logger ??= instrumentation.logger.child({ requestId, grpcMethod: method.path }));
+      const context: CallContext = {
+        requestId,
+        metadata: call.metadata,
+        get logger() {
+          return callLogger();
+        },
+      };
+      const work: Promise<void> = handler(call.request, context).then(
         (response) => {
           finish(Status.OK);
           callback(null, response);
         },
         (error: unknown) => {
-          const serviceError = serviceErrorFor(error, logger);
+          const serviceError = serviceErrorFor(error, callLogger());
           finish(serviceError.code ?? Status.INTERNAL);
           callback(serviceError);
         },
       );
       instrumentation.inFlight.add(work);
-      void work.finally(() => instrumentation.inFlight.delete(work));
       function finish(code: Status) {
-        const labels = { grpc_service: serviceName, grpc_method: methodName, grpc_code: Status[code] };
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        instrumentation.inFlight.delete(work);
+        let labels = labelsByCode.get(code);
+        if (!labels) {
+          labels = { grpc_service: serviceName, grpc_method: methodName, grpc_code: Status[code] };
+          labelsByCode.set(code, labels);
+        }
+        const milliseconds = performance.now() - started;
         instrumentation.handled.inc(labels);
-        instrumentation.handlingSeconds.observe(labels, seconds);
-        logger.debug({ grpcCode: Status[code], durationMs: seconds * 1000 }, "rpc handled");
+        instrumentation.handlingSeconds.observe(labels, milliseconds / 1000);
+        if (instrumentation.logger.isLevelEnabled("debug")) {
+          callLogger().debug({ grpcCode: Status[code], durationMs: milliseconds }, "rpc handled");
+        }
       }
     };
     implementation[name] = unary;

@@ -1,4 +1,5 @@
 import knexFactory, { type Knex } from "knex";
+import type pg from "pg";
 import type { Logger } from "pino";
 
 export type { Knex } from "knex";
@@ -40,6 +41,29 @@ export function createDatabase(options: DatabaseOptions): Knex {
       debug: () => undefined,
     },
   });
+}
+
+/**
+ * Runs one fixed SQL statement (`$1`… placeholders) on a connection from the knex pool and returns
+ * its rows, without knex's query compiler and runner: for hot paths, where that layer costs more
+ * CPU than pg itself. Same pool and size, same search_path (set when knex opens a connection),
+ * same errors (pg's; KnexTimeoutError when no connection frees up in time); a connection that
+ * failed is dropped by the pool's validation as with any knex query.
+ */
+export async function queryRows<Row extends object>(db: Knex, text: string, values: unknown[]): Promise<Row[]> {
+  const pool = db.client as KnexPoolAccess;
+  const connection = await pool.acquireConnection();
+  try {
+    return (await connection.query<Row>(text, values)).rows;
+  } finally {
+    await pool.releaseConnection(connection);
+  }
+}
+
+/** The part of knex's (untyped) pg client that lends and takes back pooled connections. */
+interface KnexPoolAccess {
+  acquireConnection(): Promise<pg.ClientBase>;
+  releaseConnection(connection: pg.ClientBase): Promise<void>;
 }
 
 /**

@@ -4,9 +4,9 @@ import { env, loadConfig, type Environment } from "@platform/service-kit/config"
 const schema = z.object({
   DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
   DATABASE_POOL_MAX: env.positiveInt(10),
-  GRPC_HOST: env.host("0.0.0.0"),
+  GRPC_HOST: env.host("127.0.0.1"),
   GRPC_PORT: env.port(50051),
-  METRICS_HOST: env.host("0.0.0.0"),
+  METRICS_HOST: env.host("127.0.0.1"),
   METRICS_PORT: env.port(9465),
   LOG_LEVEL: env.logLevel(),
   SHUTDOWN_GRACE: env.duration(25_000),
@@ -15,6 +15,10 @@ const schema = z.object({
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true"),
+  /** How long an Idempotency-Key of a pet creation is remembered. */
+  IDEMPOTENCY_TTL: env.duration(24 * 3_600_000),
+  /** How often expired idempotency keys are purged. */
+  IDEMPOTENCY_PURGE_INTERVAL: env.duration(10 * 60_000),
 });
 
 export type CatalogConfig = z.infer<typeof schema>;

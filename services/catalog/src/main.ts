@@ -1,5 +1,6 @@
 import { CatalogServiceService } from "@platform/proto/catalog/v1";
-import { announceListening, createLogger } from "@platform/service-kit/logger";
+import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
+import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
@@ -14,6 +15,7 @@ const bootLogger = createLogger("catalog", "info");
 async function main() {
   const config = loadCatalogConfig(process.env);
   const logger = createLogger("catalog", config.LOG_LEVEL);
+  announceConfiguration(logger, config);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: CATALOG_SCHEMA,
@@ -34,16 +36,29 @@ async function main() {
         definition: CatalogServiceService,
         implementation: instrumentService(
           CatalogServiceService,
-          createCatalogService({ pets: createPetRepository(db) }),
+          createCatalogService({
+            db,
+            pets: createPetRepository(db),
+            idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+          }),
           instrumentation,
         ),
       },
     ],
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
-  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
 
+  const purge = setInterval(() => {
+    purgeExpiredIdempotencyKeys(db).then(
+      (purged) => purged > 0 && logger.info({ purged }, "expired idempotency keys purged"),
+      (error: unknown) => logger.warn({ err: error }, "idempotency key purge failed; will retry"),
+    );
+  }, config.IDEMPOTENCY_PURGE_INTERVAL);
+  purge.unref();
+
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
+    clearInterval(purge);
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await metrics.close();
     await db.destroy();

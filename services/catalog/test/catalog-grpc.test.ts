@@ -12,6 +12,7 @@ import {
   type ListPetsResponse,
 } from "@platform/proto/catalog/v1";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
+import { defaultIdempotencyOptions } from "@platform/service-kit/idempotency";
 import {
   createGrpcInstrumentation,
   instrumentService,
@@ -50,7 +51,7 @@ async function startCatalog(db: Knex) {
         definition: CatalogServiceService,
         implementation: instrumentService(
           CatalogServiceService,
-          createCatalogService({ pets: createPetRepository(db) }),
+          createCatalogService({ db, pets: createPetRepository(db), idempotency: defaultIdempotencyOptions }),
           instrumentation,
         ),
       },
@@ -84,8 +85,24 @@ describe("catalog.v1.CatalogService over gRPC", () => {
       pageToken: "",
       ...req,
     });
-  const create = (name: string, status = PetStatus.PET_STATUS_UNSPECIFIED, categoryId = "1") =>
-    call<CreatePetRequest, CreatePetResponse>(client.createPet.bind(client), { name, categoryId, status });
+  const create = (
+    name: string,
+    status = PetStatus.PET_STATUS_UNSPECIFIED,
+    categoryId = "1",
+    idempotency: { idempotencyKey: string; idempotencyScope: string } = { idempotencyKey: "", idempotencyScope: "" },
+  ) =>
+    call<CreatePetRequest, CreatePetResponse>(client.createPet.bind(client), {
+      name,
+      categoryId,
+      status,
+      ...idempotency,
+    });
+  const failureOf = async (promise: Promise<unknown>) =>
+    (await promise.then(
+      () => expect.unreachable(),
+      (e: unknown) => e,
+    )) as ServiceError;
+  const petsNamed = async (name: string) => Number((await db("pets").count({ n: "*" }).where({ name }))[0]!.n);
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("catalog");
@@ -164,6 +181,84 @@ describe("catalog.v1.CatalogService over gRPC", () => {
     )) as ServiceError;
     expect(error.code).toBe(code);
     expect(error.metadata.get("error-code")).toEqual([errorCode]);
+  });
+
+  describe("idempotent creation", () => {
+    const keyed = (key: string, scope = "key_a") => ({ idempotencyKey: key, idempotencyScope: scope });
+
+    it("creates once per key and replays the same pet to a repeat", async () => {
+      const first = await create("Once", PetStatus.PET_STATUS_SOLD, "4", keyed("create-once-1"));
+      expect(first.replayed).toBe(false);
+      const again = await create("Once", PetStatus.PET_STATUS_SOLD, "4", keyed("create-once-1"));
+      expect(again).toEqual({ pet: first.pet, replayed: true });
+      expect(await petsNamed("Once")).toBe(1);
+    });
+
+    it("keeps callers apart: the same key under another scope is another creation", async () => {
+      const a = await create("Scoped", undefined, "1", keyed("shared-key-1", "key_a"));
+      const b = await create("Scoped", undefined, "1", keyed("shared-key-1", "key_b"));
+      expect(b.replayed).toBe(false);
+      expect(b.pet!.id).not.toBe(a.pet!.id);
+    });
+
+    it("refuses the key for a different request with FAILED_PRECONDITION idempotency.key_reused", async () => {
+      await create("Reused", undefined, "1", keyed("reused-key-1"));
+      const error = await failureOf(create("Reused", undefined, "2", keyed("reused-key-1")));
+      expect(error.code).toBe(Status.FAILED_PRECONDITION);
+      expect(error.metadata.get("error-code")).toEqual(["idempotency.key_reused"]);
+      expect(await petsNamed("Reused")).toBe(1);
+    });
+
+    it("answers a repeat while the first is still inserting with ABORTED, then replays it", async () => {
+      const lock = await db.transaction();
+      await lock.raw("lock table pets in exclusive mode"); // inserts wait, reads do not
+      let first: Promise<CreatePetResponse> | undefined;
+      try {
+        first = create("Slow", undefined, "1", keyed("slow-key-01"));
+        await expect
+          .poll(async () =>
+            Number((await db("idempotency_keys").count({ n: "*" }).where({ key: "slow-key-01" }))[0]!.n),
+          )
+          .toBe(1);
+        const error = await failureOf(create("Slow", undefined, "1", keyed("slow-key-01")));
+        expect(error.code).toBe(Status.ABORTED);
+        expect(error.metadata.get("error-code")).toEqual(["idempotency.in_progress"]);
+      } finally {
+        await lock.commit();
+      }
+      const created = await first;
+      expect(created.replayed).toBe(false);
+      expect(await create("Slow", undefined, "1", keyed("slow-key-01"))).toEqual({ pet: created.pet, replayed: true });
+      expect(await petsNamed("Slow")).toBe(1);
+    });
+
+    it("creates exactly one pet for 20 concurrent requests with the same key", async () => {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 20 }, () => create("Burst", undefined, "1", keyed("burst-key-01"))),
+      );
+      for (const outcome of outcomes) {
+        if (outcome.status === "rejected") expect((outcome.reason as ServiceError).code).toBe(Status.ABORTED);
+      }
+      const applied = outcomes.filter((o) => o.status === "fulfilled" && !o.value.replayed);
+      expect(applied).toHaveLength(1);
+      expect(await petsNamed("Burst")).toBe(1);
+    });
+
+    it.each([
+      ["a malformed key", keyed("short")],
+      ["a key without its caller", keyed("no-scope-key-1", "")],
+    ])("answers %s with INVALID_ARGUMENT idempotency.invalid_key and creates nothing", async (_label, idempotency) => {
+      const error = await failureOf(create("Unkeyed", undefined, "1", idempotency));
+      expect(error.code).toBe(Status.INVALID_ARGUMENT);
+      expect(error.metadata.get("error-code")).toEqual(["idempotency.invalid_key"]);
+      expect(await petsNamed("Unkeyed")).toBe(0);
+    });
+
+    it("does not burn the key on an invalid pet: the corrected request may use it", async () => {
+      const error = await failureOf(create(" ", undefined, "1", keyed("fix-and-retry-1")));
+      expect(error.metadata.get("error-code")).toEqual(["pet.invalid"]);
+      expect((await create("Fixed", undefined, "1", keyed("fix-and-retry-1"))).replayed).toBe(false);
+    });
   });
 
   it("logs with the caller's request id and counts calls in grpc_server_handled_total", async () => {

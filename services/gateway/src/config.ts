@@ -3,8 +3,8 @@ import { env, loadConfig, type Environment } from "@platform/service-kit/config"
 
 const schema = z.object({
   PORT: env.port(8080),
-  HOST: env.host("0.0.0.0"),
-  METRICS_HOST: env.host("0.0.0.0"),
+  HOST: env.host("127.0.0.1"),
+  METRICS_HOST: env.host("127.0.0.1"),
   METRICS_PORT: env.port(9464),
   DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
   DATABASE_POOL_MAX: env.positiveInt(10),

@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
-import { announceListening, createLogger } from "@platform/service-kit/logger";
+import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -18,6 +18,7 @@ const bootLogger = createLogger("gateway", "info");
 async function main() {
   const config = loadGatewayConfig(process.env);
   const logger = createLogger("gateway", config.LOG_LEVEL);
+  announceConfiguration(logger, config);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: GATEWAY_SCHEMA,

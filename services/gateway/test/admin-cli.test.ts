@@ -2,26 +2,46 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const admin = join(import.meta.dirname, "..", "dist", "src", "cli", "admin.js");
+const notifyEntry = join(import.meta.dirname, "..", "..", "notify", "dist", "src", "main.js");
 
 describe("admin CLI", () => {
   let scratch: ScratchDatabase;
-  const cli = (...args: string[]) =>
-    run(process.execPath, [admin, ...args], { env: { PATH: process.env.PATH ?? "", DATABASE_URL: scratch.url } }).then(
+  let notify: ServiceProcess;
+  const notifyAddr = () => `127.0.0.1:${notify.listening.grpcPort as number}`;
+  const cliWith = (env: Record<string, string>, ...args: string[]) =>
+    run(process.execPath, [admin, ...args], { env: { PATH: process.env.PATH ?? "", ...env } }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );
+  const cli = (...args: string[]) => cliWith({ DATABASE_URL: scratch.url, NOTIFY_ADDR: notifyAddr() }, ...args);
+  const tenant = async (id: string) => {
+    const created = await cli("tenant", "create", "--name", id, "--id", id);
+    expect(created.code, created.stderr).toBe(0);
+    return id;
+  };
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("admin");
+    notify = await startServiceProcess({
+      name: "notify",
+      entry: notifyEntry,
+      env: { DATABASE_URL: scratch.url, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0" },
+    });
   });
-  afterAll(async () => scratch?.drop());
+  afterAll(async () => {
+    await notify?.stop();
+    await scratch?.drop();
+  });
 
   it("creates a key with tenants and scopes, printing the key once as JSON", async () => {
+    await tenant("t_1");
+    await tenant("t_2");
     const { code, stdout, stderr } = await cli(
       "key",
       "create",
@@ -73,11 +93,98 @@ describe("admin CLI", () => {
     expect((JSON.parse(stderr) as { error: string }).error).toMatch(message);
   });
 
-  it("exits 1 with a JSON error when the database is unreachable", async () => {
-    const result = await run(process.execPath, [admin, "key", "create"], {
-      env: { PATH: process.env.PATH ?? "", DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" },
-    }).catch((e: { code: number; stderr: string }) => e);
-    expect((result as { code: number }).code).toBe(1);
-    expect(JSON.parse((result as { stderr: string }).stderr)).toHaveProperty("error");
-  }, 20_000);
+  it("refuses tenants that do not exist, naming each, and issues no key", async () => {
+    await tenant("t_here");
+    const { code, stdout, stderr } = await cli(
+      "key",
+      "create",
+      "--tenants",
+      "t_here,t_gone,t_never",
+      "--scopes",
+      "tenant:read",
+    );
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    expect(JSON.parse(stderr)).toEqual({ error: "no such tenant: t_gone, t_never" });
+    const db = new pg.Client({ connectionString: scratch.url });
+    await db.connect();
+    const { rows } = await db.query<{ n: string }>(
+      "select count(*) as n from gateway.api_keys where 't_here' = any(tenant_ids)",
+    );
+    await db.end();
+    expect(rows[0]!.n).toBe("0");
+  });
+
+  it("warns on stderr when tenants come without scopes, and still issues the key", async () => {
+    await tenant("t_noscope");
+    const { code, stdout, stderr } = await cli("key", "create", "--tenants", "t_noscope");
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ tenants: ["t_noscope"], scopes: [] });
+    expect((JSON.parse(stderr) as { warning: string }).warning).toMatch(/no scopes/);
+    const withScopes = await cli("key", "create", "--tenants", "t_noscope", "--scopes", "tenant:read");
+    expect(withScopes.stderr).toBe("");
+  });
+
+  it.each([
+    [["tenant", "activate", "--id", "ten_000000000000000000000000"]],
+    [["tenant", "channel", "--id", "nope", "--state", "ready"]],
+  ])("says no such tenant for %j", async (args) => {
+    const { code, stderr } = await cli(...args);
+    expect(code).toBe(2);
+    expect(JSON.parse(stderr)).toEqual({ error: `no such tenant: ${args[3]!}` });
+  });
+
+  it.each([[["--help"]], [["-h"]], [["help"]]])("prints usage on stdout with exit 0 for %j", async (args) => {
+    const { code, stdout, stderr } = await cli(...args);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    for (const command of ["key create", "key revoke", "tenant create", "tenant activate", "tenant channel"]) {
+      expect(stdout).toContain(command);
+    }
+  });
+
+  it.each([
+    [["key", "create", "--help"], /^usage: admin key create \[--tenants/],
+    [["tenant", "channel", "-h"], /^usage: admin tenant channel --id ID --state ready\|not_ready/],
+  ])("prints one command's usage for %j, touching nothing", async (args, usage) => {
+    // No database or notify is needed to ask for help.
+    const { code, stdout, stderr } = await cliWith(
+      { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", NOTIFY_ADDR: "127.0.0.1:1" },
+      ...args,
+    );
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(stdout).toMatch(usage);
+  });
+
+  it("says the stack seems down, where it looked and to run npm start, when Postgres is unreachable", async () => {
+    const { code, stderr } = await cliWith(
+      { DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/none", NOTIFY_ADDR: notifyAddr() },
+      "key",
+      "create",
+    );
+    expect(code).toBe(1);
+    const { error } = JSON.parse(stderr) as { error: string };
+    expect(error).toMatch(/^the stack seems down: could not reach Postgres at 127\.0\.0\.1:1\/none .*run `npm start`$/);
+    expect(error).not.toContain("hunter2");
+  }, 30_000);
+
+  it("says the stack seems down when notify is unreachable", async () => {
+    const { code, stderr } = await cliWith(
+      { DATABASE_URL: scratch.url, NOTIFY_ADDR: "127.0.0.1:1" },
+      "tenant",
+      "activate",
+      "--id",
+      "t_1",
+    );
+    expect(code).toBe(1);
+    expect((JSON.parse(stderr) as { error: string }).error).toMatch(
+      /^the stack seems down: could not reach notify at 127\.0\.0\.1:1 .*run `npm start`$/,
+    );
+    const key = await cliWith(
+      { DATABASE_URL: scratch.url, NOTIFY_ADDR: "127.0.0.1:1" },
+      "key",
+      "create",
+      "--tenants",
+      "t_1",
+    );
+    expect((JSON.parse(key.stderr) as { error: string }).error).toMatch(/could not reach notify at 127\.0\.0\.1:1/);
+  }, 30_000);
 });

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenApiContract } from "./openapi-contract.js";
 import { startTestStack, type TestStack } from "./stack.js";
@@ -16,11 +17,15 @@ describe("animal catalog over HTTP", () => {
     body: unknown;
   }
 
-  async function request(method: string, path: string, init: RequestInit & { auth?: string | null } = {}) {
+  async function request(
+    method: string,
+    path: string,
+    init: RequestInit & { auth?: string | null; gateway?: string } = {},
+  ) {
     const headers = new Headers(init.headers);
     const auth = init.auth === undefined ? `Bearer ${key}` : init.auth;
     if (auth !== null) headers.set("authorization", auth);
-    const res = await fetch(`${stack.url}${path}`, { ...init, method, headers });
+    const res = await fetch(`${init.gateway ?? stack.url}${path}`, { ...init, method, headers });
     const text = await res.text();
     const body: unknown = res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text;
     expect(res.headers.get("x-request-id"), `${method} ${path} has X-Request-Id`).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
@@ -29,6 +34,24 @@ describe("animal catalog over HTTP", () => {
   }
   const post = (body: unknown, headers: Record<string, string> = { "content-type": "application/json" }) =>
     request("POST", "/v1/pets", { body: typeof body === "string" ? body : JSON.stringify(body), headers });
+  /** POST /v1/pets with an Idempotency-Key (undefined: none), through a given gateway. */
+  const create = (body: object, idempotencyKey: string | undefined, init: { gateway?: string; auth?: string } = {}) =>
+    request("POST", "/v1/pets", {
+      ...init,
+      body: JSON.stringify(body),
+      headers: {
+        "content-type": "application/json",
+        ...(idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }),
+      },
+    });
+  let database: pg.Client;
+  const petsNamed = async (name: string) =>
+    Number(
+      (await database.query<{ n: string }>("select count(*) as n from catalog.pets where name = $1", [name])).rows[0]!
+        .n,
+    );
+  let unique = 0;
+  const uniqueName = (label: string) => `${label}-${Date.now()}-${unique++}`;
   const expectError = (answer: Answer, status: number, code: string, message?: RegExp) => {
     expect(answer.res.status).toBe(status);
     expect(answer.res.headers.get("content-type")).toMatch(/^application\/json/);
@@ -43,8 +66,13 @@ describe("animal catalog over HTTP", () => {
     >[0];
     contract = new OpenApiContract(doc);
     key = (await stack.admin("key", "create", "--name", "e2e")).key as string;
+    database = new pg.Client({ connectionString: stack.scratch.url });
+    await database.connect();
   });
-  afterAll(async () => stack?.stop());
+  afterAll(async () => {
+    await database?.end();
+    await stack?.stop();
+  });
 
   describe("authentication", () => {
     it("serves the OpenAPI document without a key", async () => {
@@ -125,10 +153,47 @@ describe("animal catalog over HTTP", () => {
       expectError(await post(body), 400, "bad_request", message);
     });
 
+    it.each([
+      ["a lone high surrogate", '{"name":"\\ud800","categoryId":1}', /^name must be well-formed Unicode/],
+      ["a lone low surrogate", '{"name":"Rex\\udc36","categoryId":1}', /^name must be well-formed Unicode/],
+      ["a reversed pair", '{"name":"\\udc36\\ud83d","categoryId":1}', /^name must be well-formed Unicode/],
+      ["one in an ignored field", '{"name":"Rex","categoryId":1,"note":["\\ud800"]}', /^note\[0\] must be/],
+    ])("answers 400 naming the field to %s, never storing U+FFFD", async (_label, body, message) => {
+      expectError(await post(body), 400, "bad_request", message);
+      const replaced = await database.query("select 1 from catalog.pets where name like '%' || chr(65533) || '%'");
+      expect(replaced.rowCount).toBe(0);
+    });
+
+    it("answers 400 to a body that is not valid UTF-8, rather than replacing bytes", async () => {
+      const bytes = Buffer.concat([
+        Buffer.from('{"name":"Re'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('x","categoryId":1}'),
+      ]);
+      const answer = await request("POST", "/v1/pets", {
+        body: bytes,
+        headers: { "content-type": "application/json" },
+      });
+      expectError(answer, 400, "bad_request", /not valid UTF-8/);
+    });
+
+    it("accepts an escaped surrogate pair as the character it spells", async () => {
+      const { res, body } = await post('{"name":"Rex \\ud83d\\udc36","categoryId":1}');
+      expect(res.status).toBe(201);
+      expect((body as { name: string }).name).toBe("Rex 🐶");
+    });
+
     it("names every problem at once", async () => {
       const { body } = await post({ name: 1, categoryId: "x", status: "lost" });
       expect((body as { message: string }).message).toBe(
         "name must be a string; categoryId must be an integer; status must be one of available, pending, sold",
+      );
+    });
+
+    it("names every problem at once, shape and rules alike", async () => {
+      const { body } = await post({ name: "", categoryId: 0, status: "dead" });
+      expect((body as { message: string }).message).toBe(
+        "name must not be empty; categoryId must be a positive integer; status must be one of available, pending, sold",
       );
     });
 
@@ -162,6 +227,161 @@ describe("animal catalog over HTTP", () => {
     it("accepts a body of just under 1 MiB", async () => {
       const body = JSON.stringify({ name: "Big", categoryId: 1, padding: "x".repeat(1024 * 1024 - 100) });
       expect((await post(body)).res.status).toBe(201);
+    });
+  });
+
+  describe("createPet with an Idempotency-Key", () => {
+    it("creates once and replays the same answer to a repeat, bare or quoted", async () => {
+      const name = uniqueName("idem");
+      const idempotencyKey = `once-${Date.now()}`;
+      const first = await create({ name, categoryId: 5 }, idempotencyKey);
+      expect(first.res.status).toBe(201);
+      expect(first.res.headers.get("idempotent-replayed")).toBeNull();
+      const again = await create({ name, categoryId: 5 }, `"${idempotencyKey}"`);
+      expect(again.res.status).toBe(201);
+      expect(again.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+      expect(again.res.headers.get("location")).toBe(first.res.headers.get("location"));
+      expect(await petsNamed(name)).toBe(1);
+    });
+
+    it("answers 422 idempotency_key_reused to the same key with another body", async () => {
+      const name = uniqueName("reuse");
+      const idempotencyKey = `reuse-${Date.now()}`;
+      expect((await create({ name, categoryId: 1 }, idempotencyKey)).res.status).toBe(201);
+      expectError(await create({ name, categoryId: 2 }, idempotencyKey), 422, "idempotency_key_reused");
+      expect(await petsNamed(name)).toBe(1);
+    });
+
+    it("keeps API keys apart: another key's identical Idempotency-Key is another pet", async () => {
+      const other = `Bearer ${(await stack.admin("key", "create", "--name", "other")).key as string}`;
+      const name = uniqueName("scoped");
+      const idempotencyKey = `scoped-${Date.now()}`;
+      const mine = await create({ name, categoryId: 1 }, idempotencyKey);
+      const theirs = await create({ name, categoryId: 1 }, idempotencyKey, { auth: other });
+      expect(theirs.res.headers.get("idempotent-replayed")).toBeNull();
+      expect((theirs.body as { id: number }).id).not.toBe((mine.body as { id: number }).id);
+    });
+
+    it.each(["short", "has space key", "x".repeat(129), "", '"unterminated-key'])(
+      "answers 400 bad_request to the malformed key %j and creates nothing",
+      async (idempotencyKey) => {
+        const name = uniqueName("badkey");
+        expectError(await create({ name, categoryId: 1 }, idempotencyKey), 400, "bad_request", /Idempotency-Key/);
+        expect(await petsNamed(name)).toBe(0);
+      },
+    );
+
+    it("creates exactly one pet for 20 concurrent requests with the same key", async () => {
+      const name = uniqueName("burst");
+      const idempotencyKey = `burst-${Date.now()}`;
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => create({ name, categoryId: 1 }, idempotencyKey)),
+      );
+      for (const answer of answers) {
+        if (answer.res.status !== 201) expectError(answer, 409, "idempotency_in_progress");
+      }
+      const applied = answers.filter((a) => a.res.status === 201 && a.res.headers.get("idempotent-replayed") === null);
+      expect(applied).toHaveLength(1);
+      const after = await create({ name, categoryId: 1 }, idempotencyKey);
+      expect(after.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(after.body).toEqual(applied[0]!.body);
+      expect(await petsNamed(name)).toBe(1);
+    });
+  });
+
+  describe("when the catalog is slower than the gateway's deadline", () => {
+    let slowGateway: string;
+    let lock: pg.Client;
+
+    beforeAll(async () => {
+      const replica = await stack.startGateway({ UPSTREAM_TIMEOUT: "500ms" });
+      slowGateway = `http://127.0.0.1:${replica.listening.port as number}`;
+      lock = new pg.Client({ connectionString: stack.scratch.url });
+      await lock.connect();
+    });
+    afterAll(async () => lock?.end());
+
+    /** Inserts into catalog.pets wait until release(); reads go on. */
+    const holdPets = () => lock.query("begin; lock table catalog.pets in exclusive mode");
+    const release = () => lock.query("commit");
+    const insertsWaiting = async () =>
+      Number(
+        (
+          await database.query<{ n: string }>(
+            "select count(*) as n from pg_locks where not granted and relation = 'catalog.pets'::regclass",
+          )
+        ).rows[0]!.n,
+      );
+
+    it("answers a create without a key 504 outcome_unknown (no Retry-After): the pet may exist", async () => {
+      const name = uniqueName("unknown");
+      await holdPets();
+      try {
+        const answer = await create({ name, categoryId: 1 }, undefined, { gateway: slowGateway });
+        expectError(answer, 504, "outcome_unknown", /list pets.*Idempotency-Key/s);
+        expect(answer.res.headers.get("retry-after")).toBeNull();
+        await expect.poll(insertsWaiting, { timeout: 10_000 }).toBeGreaterThan(0); // the catalog is still at it
+      } finally {
+        await release();
+      }
+      // ...and the pet does appear once the catalog catches up: a blind retry would duplicate it.
+      await expect.poll(() => petsNamed(name), { timeout: 10_000 }).toBe(1);
+    });
+
+    it("answers a create with a key 503 with Retry-After; the retry with the same key replays the one pet", async () => {
+      const name = uniqueName("keyed");
+      const idempotencyKey = `slow-${Date.now()}`;
+      await holdPets();
+      try {
+        const answer = await create({ name, categoryId: 1 }, idempotencyKey, { gateway: slowGateway });
+        expectError(answer, 503, "unavailable", /same Idempotency-Key/);
+        expect(Number(answer.res.headers.get("retry-after"))).toBeGreaterThan(0);
+        // While the first attempt is still waiting (its key claimed, its insert queued), a retry is
+        // told so rather than creating another.
+        await expect.poll(insertsWaiting, { timeout: 10_000 }).toBeGreaterThan(0);
+        expectError(await create({ name, categoryId: 1 }, idempotencyKey), 409, "idempotency_in_progress");
+      } finally {
+        await release();
+      }
+      let retry = await create({ name, categoryId: 1 }, idempotencyKey);
+      await expect
+        .poll(
+          async () => {
+            if (retry.res.status !== 201) retry = await create({ name, categoryId: 1 }, idempotencyKey);
+            return retry.res.status;
+          },
+          { timeout: 10_000 },
+        )
+        .toBe(201);
+      expect(retry.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(retry.body).toMatchObject({ name, categoryId: 1, status: "available" });
+      expect(await petsNamed(name)).toBe(1);
+      const stored = await database.query<{ id: string }>("select id from catalog.pets where name = $1", [name]);
+      expect((retry.body as { id: number }).id).toBe(Number(stored.rows[0]!.id));
+    });
+    it("answers 504 outcome_unknown when the connection drops after the create was sent", async () => {
+      const patient = await stack.startGateway({ UPSTREAM_TIMEOUT: "60s" });
+      const name = uniqueName("dropped");
+      await holdPets();
+      try {
+        const pending = create({ name, categoryId: 1 }, undefined, {
+          gateway: `http://127.0.0.1:${patient.listening.port as number}`,
+        });
+        await expect.poll(insertsWaiting, { timeout: 10_000 }).toBeGreaterThan(0);
+        await stack.catalog.stop("SIGKILL"); // the gateway's call is in flight: its connection drops
+        const answer = await pending;
+        expectError(answer, 504, "outcome_unknown");
+        expect(answer.res.headers.get("retry-after")).toBeNull();
+      } finally {
+        await release();
+        stack.catalog = await stack.startCatalog();
+      }
+      // The insert the dead catalog had started still commits: the outcome really was unknown.
+      await expect.poll(() => petsNamed(name), { timeout: 10_000 }).toBe(1);
+      await expect
+        .poll(async () => (await request("GET", "/v1/pets?limit=1")).res.status, { timeout: 10_000 })
+        .toBe(200);
     });
   });
 
@@ -225,6 +445,7 @@ describe("animal catalog over HTTP", () => {
       ["limit=-1", /limit/],
       ["limit=", /limit/],
       ["limit=1&limit=2", /at most once/],
+      ["limit=0&status=lost", /^limit must be an integer between 1 and 100; status must be one of/],
       ["status=lost", /status must be one of/],
       ["status=AVAILABLE", /status must be one of/],
       ["cursor=forged", /cursor/],
@@ -254,13 +475,20 @@ describe("animal catalog over HTTP", () => {
       expect(res.headers.get("link")).toBe('</v1/pets>; rel="successor-version"');
     });
 
+    it("announces the deprecation even when the key is refused", async () => {
+      const answer = await request("GET", "/v1/pets/1", { auth: null });
+      expectError(answer, 401, "unauthorized");
+      expect(answer.res.headers.get("deprecation")).toMatch(/^@\d+$/);
+      expect(answer.res.headers.get("link")).toBe('</v1/pets>; rel="successor-version"');
+    });
+
     it("answers 404 for an unknown pet, still announcing the deprecation", async () => {
       const answer = await request("GET", "/v1/pets/9223372036854775807");
       expectError(answer, 404, "not_found");
       expect(answer.res.headers.get("sunset")).toBe("Thu, 05 Dec 2030 00:00:00 GMT");
     });
 
-    it.each(["abc", "1.5", "9223372036854775808", "%F0%9F%90%B6", "01", "1e3", "%E0%A4%A"])(
+    it.each(["abc", "1.5", "9223372036854775808", "%F0%9F%90%B6", "01", "1e3", "%E0%A4%A", "0", "-1"])(
       "answers 400 to petId %s",
       async (petId) => {
         expectError(await request("GET", `/v1/pets/${petId}`), 400, "bad_request");
@@ -281,6 +509,22 @@ describe("animal catalog over HTTP", () => {
     it("answers 404 to an unknown path", async () => {
       expectError(await request("GET", "/v1/dogs"), 404, "not_found");
       expectError(await request("GET", "/v2/pets"), 404, "not_found");
+    });
+
+    it.each([
+      ["GET", "/v1/pets/"],
+      ["POST", "/v1/pets/"],
+      ["GET", "/V1/PETS"],
+      ["GET", "/v1/Pets"],
+      ["GET", "/v1/pets/1/"],
+      ["GET", "/v1//pets"],
+      ["GET", "/v1/openapi.json/"],
+    ])("matches routes exactly: %s %s is 404", async (method, path) => {
+      const init =
+        method === "POST"
+          ? { body: '{"name":"Alias","categoryId":1}', headers: { "content-type": "application/json" } }
+          : {};
+      expectError(await request(method, path, init), 404, "not_found");
     });
 
     it("echoes a safe X-Request-Id and traces it through both services' logs", async () => {
@@ -328,6 +572,15 @@ describe("animal catalog over HTTP", () => {
       const answer = await request("GET", "/v1/pets");
       expectError(answer, 503, "unavailable");
       expect(Number(answer.res.headers.get("retry-after"))).toBeGreaterThan(0);
+      // Nothing reached the catalog, so a create is certainly not done: a plain 503, key or not.
+      const unkeyed = await create({ name: "Down", categoryId: 1 }, undefined);
+      expectError(unkeyed, 503, "unavailable", /retry with backoff$/);
+      expectError(
+        await create({ name: "Down", categoryId: 1 }, "down-key-1"),
+        503,
+        "unavailable",
+        /same Idempotency-Key/,
+      );
       const ready = await fetch(`${stack.url}/readyz`);
       expect(ready.status).toBe(503);
       expect(((await ready.json()) as { checks: { catalog: string } }).checks.catalog).not.toBe("SERVING");

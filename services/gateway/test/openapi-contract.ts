@@ -7,15 +7,24 @@ interface OpenApiDocument {
   paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
 }
 
+interface HeaderSpec {
+  $ref?: string;
+  required?: boolean;
+  schema?: object;
+}
+
 interface ResponseSpec {
-  headers?: Record<string, { $ref?: string; schema?: object }>;
+  headers?: Record<string, HeaderSpec>;
   content?: Record<string, { schema: object }>;
 }
 
 /**
  * Checks real HTTP responses against an OpenAPI 3.1 document: the status must be documented
  * for the operation, the media type must match, the body must validate against the schema
- * (JSON Schema 2020-12, the dialect of OpenAPI 3.1) and documented headers must match theirs.
+ * (JSON Schema 2020-12, the dialect of OpenAPI 3.1; the documents pin each error response's
+ * `code` to the codes the operation can produce), every header declared `required` must be
+ * present, and every declared header that is present must match its schema. A 405 to a method
+ * the document does not have is checked against the 405 the path's operations declare.
  */
 export class OpenApiContract {
   private readonly ajv = new Ajv2020({
@@ -53,14 +62,17 @@ export class OpenApiContract {
   /** Asserts that `res` (with its already-read body) is what the document promises. */
   check(method: string, path: string, res: Response, body: unknown, fallbackSchema?: string): void {
     const template = this.template(path.split("?")[0]!);
-    const operation = template ? this.doc.paths[template]?.[method.toLowerCase()] : undefined;
+    const operations = template ? this.doc.paths[template] : undefined;
+    const status = String(res.status);
+    // A 405 answers a method the path lacks: the path's operations document it.
+    const operationMethod =
+      operations?.[method.toLowerCase()] !== undefined
+        ? method.toLowerCase()
+        : status === "405"
+          ? Object.keys(operations ?? {}).find((m) => operations![m]!.responses["405"] !== undefined)
+          : undefined;
     const escape = (s: string) => s.replaceAll("~", "~0").replaceAll("/", "~1");
-    let pointer: string;
-    if (operation) {
-      const status = String(res.status);
-      expect(Object.keys(operation.responses), `${method} ${template} does not document ${status}`).toContain(status);
-      pointer = `/paths/${escape(template!)}/${method.toLowerCase()}/responses/${status}`;
-    } else {
+    if (operationMethod === undefined) {
       // Routes that do not exist (404) or methods that are not allowed (405) answer the error shape.
       expect(fallbackSchema, `${method} ${path} is not in the document`).toBeDefined();
       expect(res.status).toBeGreaterThanOrEqual(400);
@@ -68,12 +80,19 @@ export class OpenApiContract {
       this.assertValid(schemaPointer, body, `${method} ${path}`);
       return;
     }
+    const operation = operations![operationMethod]!;
+    expect(Object.keys(operation.responses), `${method} ${template} does not document ${status}`).toContain(status);
+    const pointer = `/paths/${escape(template!)}/${operationMethod}/responses/${status}`;
     const spec = this.resolve(pointer) as ResponseSpec;
-    for (const [name, header] of Object.entries(spec.headers ?? {})) {
+    for (const [name, declared] of Object.entries(spec.headers ?? {})) {
+      const headerPointer = declared.$ref ? declared.$ref.slice(1) : `${pointer}/headers/${escape(name)}`;
+      const header = this.resolve(headerPointer) as HeaderSpec;
       const value = res.headers.get(name);
-      if (value === null) continue;
-      const headerPointer = header.$ref ? header.$ref.slice(1) : `${pointer}/headers/${escape(name)}`;
-      this.assertValid(`${headerPointer}/schema`, value, `${method} ${path} header ${name}`);
+      if (value === null) {
+        expect(header.required ?? false, `${method} ${path} ${status} lacks the required header ${name}`).toBe(false);
+        continue;
+      }
+      if (header.schema) this.assertValid(`${headerPointer}/schema`, value, `${method} ${path} header ${name}`);
     }
     if (spec.content) {
       const mediaType = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();

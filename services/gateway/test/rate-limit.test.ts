@@ -28,7 +28,7 @@ describe("rate limiting", () => {
       if (i === 0) expect(last.headers.get("ratelimit")).toBe('"default";r=5;t=10');
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
-    expect(last!.headers.get("ratelimit-policy")).toBe('"default";q=6;w=1');
+    expect(last!.headers.get("ratelimit-policy")).toBe('"default";q=6;w=60');
     const t = Number(/;t=(\d+)$/.exec(last!.headers.get("ratelimit") ?? "")?.[1]);
     expect(Number(last!.headers.get("retry-after"))).toBeGreaterThanOrEqual(t);
     const body = (await last!.json()) as { code: string; status: number };
@@ -67,6 +67,6 @@ describe("rate limiting", () => {
       else expect(res.status).toBe(429);
     }
     expect(admitted).toBe(6);
-    expect((await get(urls[0]!, `Bearer ${fresh}`)).headers.get("ratelimit-policy")).toBe('"default";q=3;w=1');
+    expect((await get(urls[0]!, `Bearer ${fresh}`)).headers.get("ratelimit-policy")).toBe('"default";q=3;w=60');
   });
 });

@@ -1,7 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { problemCodes } from "../src/http/problem.js";
-import { tenantRoutes, type TenantRoute } from "../src/http/tenant-routes.js";
+import type { TenantRoute } from "../src/http/tenant-route.js";
+import { tenantRoutes } from "../src/http/tenant-routes.js";
 import { OpenApiContract } from "./openapi-contract.js";
 import { startTestStack, type TestStack } from "./stack.js";
 
@@ -41,7 +42,7 @@ describe("tenant interface edge", () => {
     >;
     expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
     if (path.startsWith("/api/") && !path.endsWith("openapi.json")) {
-      expect(res.headers.get("ratelimit-policy")).toMatch(/^"default";q=\d+;w=1$/);
+      expect(res.headers.get("ratelimit-policy")).toMatch(/^"default";q=\d+;w=\d+$/);
       expect(res.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
     }
     if (res.status >= 400 && path.startsWith("/api/")) {
@@ -81,11 +82,24 @@ describe("tenant interface edge", () => {
     tenant = (await stack.admin("tenant", "create", "--name", "Acme")).id as string;
     await stack.admin("tenant", "activate", "--id", tenant);
     other = (await stack.admin("tenant", "create", "--name", "Other", "--plan", "commercial")).id as string;
-    const key = async (scopes: string, tenants: string) =>
-      (await stack.admin("key", "create", "--scopes", scopes, "--tenants", tenants)).key as string;
-    keys.full = await key(allScopes, `${tenant},${ghost}`);
-    keys.noScopes = await key("", `${tenant},${ghost}`);
+    // The CLI refuses to grant a tenant that does not exist; a grant of one that is gone (or never
+    // was) is written straight into the table, as if the tenant had been deleted after the grant.
+    const db = new pg.Client({ connectionString: stack.scratch.url });
+    await db.connect();
+    const key = async (scopes: string, tenants: string, alsoMissing = false) => {
+      const created = await stack.admin("key", "create", "--scopes", scopes, "--tenants", tenants);
+      if (alsoMissing) {
+        await db.query("update gateway.api_keys set tenant_ids = array_append(tenant_ids, $1) where id = $2", [
+          ghost,
+          created.id,
+        ]);
+      }
+      return created.key as string;
+    };
+    keys.full = await key(allScopes, tenant, true);
+    keys.noScopes = await key("", tenant, true);
     keys.noTenants = await key(allScopes, "");
+    await db.end();
     const revoked = await stack.admin("key", "create", "--scopes", allScopes, "--tenants", tenant);
     await stack.admin("key", "revoke", "--id", revoked.id as string);
     keys.revoked = revoked.key as string;
@@ -179,6 +193,43 @@ describe("tenant interface edge", () => {
       expectProblem(await call("GET", "/api/v2/whatever"), 404, "request.route_not_found");
     });
 
+    it.each([
+      ["GET", (t: string) => `/api/v1/TENANTS/${t}`],
+      ["GET", (t: string) => `/api/v1/tenants/${t}/`],
+      ["PUT", (t: string) => `/api/v1/tenants/${t}/usage/limits/`],
+      ["PUT", (t: string) => `/api/v1/tenants/${t}/USAGE/limits`],
+    ])("matches routes exactly: %s %s is 404", async (method, path) => {
+      const answer = await call(method, path(tenant), {
+        headers: { "content-type": "application/json", "idempotency-key": `alias-${counter++}-xxxx` },
+        body: method === "PUT" ? JSON.stringify({ softCap: 1, hardCap: 2 }) : undefined,
+      });
+      expectProblem(answer, 404, "request.route_not_found");
+    });
+
+    it.each([
+      ["65 characters", "t".repeat(65)],
+      ["a dot", "ten.1"],
+      ["a percent-encoded space", "ten%201"],
+      ["non-ASCII letters", "%C3%A9t%C3%A9"],
+    ])("answers 400 request.invalid to a tenantId with %s, after authentication", async (_label, tenantId) => {
+      for (const route of tenantRoutes) {
+        const answer = await requestFor(route, tenantId);
+        expectProblem(answer, 400, "request.invalid");
+        expect(answer.body.detail).toMatch(/tenantId/);
+        expectProblem(await requestFor(route, tenantId, null), 401, "auth.key_missing");
+      }
+    });
+
+    it("accepts a 64-character tenantId as syntax (then 404 when not granted)", async () => {
+      expectProblem(await call("GET", `/api/v1/tenants/${"t".repeat(64)}`), 404, "tenant.not_found");
+    });
+
+    it("answers text that is not well-formed Unicode with 400 naming the field", async () => {
+      const answer = await put('{"softCap":1,"hardCap":2,"label":"\\ud800"}');
+      expectProblem(answer, 400, "request.invalid");
+      expect(answer.body.detail).toMatch(/^label must be well-formed Unicode/);
+    });
+
     it("answers a wrong method with 405 and Allow", async () => {
       const answer = await call("DELETE", `/api/v1/tenants/${tenant}`);
       expectProblem(answer, 405, "request.method_not_allowed");
@@ -197,6 +248,16 @@ describe("tenant interface edge", () => {
         415,
         "request.unsupported_media_type",
       );
+    });
+
+    it("names every problem of the limits in one detail", async () => {
+      const answer = await put(JSON.stringify({ softCap: -1, hardCap: "5" }));
+      expectProblem(answer, 400, "usage.limits_invalid");
+      expect(answer.body.detail).toBe(
+        "softCap must be a whole number of tokens from 0 to 9007199254740991; hardCap must be an integer",
+      );
+      const both = await put(JSON.stringify({ hardCap: 1.5 }));
+      expect(both.body.detail).toBe("softCap is required; hardCap must be an integer");
     });
 
     it("explains invalid fields and ignores unknown ones", async () => {
@@ -220,6 +281,28 @@ describe("tenant interface edge", () => {
       const { res, body } = await call("GET", `/api/v1/tenants/${ghost}`, { headers: { "x-request-id": "bad id!" } });
       expect(res.headers.get("x-request-id")).toMatch(/^req_/);
       expect(body.correlationId).toBe(res.headers.get("x-request-id"));
+    });
+  });
+
+  describe("usage limits", () => {
+    it("reads back no limits as nulls with version 0, then the limits as set", async () => {
+      const fresh = (await stack.admin("tenant", "create", "--name", "Fresh", "--id", `fresh_${counter++}`))
+        .id as string;
+      const key = (await stack.admin("key", "create", "--scopes", "tenant:read,usage:manage", "--tenants", fresh))
+        .key as string;
+      const path = `/api/v1/tenants/${fresh}/usage/limits`;
+      const unset = await call("GET", path, { key });
+      expect(unset.res.status).toBe(200);
+      expect(unset.body).toEqual({ tenantId: fresh, softCap: null, hardCap: null, version: 0, updatedAt: null });
+      const set = await call("PUT", path, {
+        key,
+        body: JSON.stringify({ softCap: 5, hardCap: 8 }),
+        headers: { "content-type": "application/json", "idempotency-key": `read-back-${counter++}` },
+      });
+      expect(set.res.status).toBe(200);
+      const read = await call("GET", path, { key });
+      expect(read.body).toEqual(set.body);
+      expect(read.body).toMatchObject({ softCap: 5, hardCap: 8, version: 1 });
     });
   });
 
@@ -295,6 +378,14 @@ describe("tenant interface edge", () => {
       expect(Number(answer.res.headers.get("retry-after"))).toBeGreaterThan(0);
       expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
       expect((await fetch(`${stack.url}/readyz`)).status).toBe(503);
+      // A mutation always carries an Idempotency-Key, so its 503 says to retry with that key.
+      const put = await call("PUT", `/api/v1/tenants/${tenant}/usage/limits`, {
+        body: JSON.stringify({ softCap: 1, hardCap: 2 }),
+        headers: { "content-type": "application/json", "idempotency-key": `down-${counter++}-xxxx` },
+      });
+      expectProblem(put, 503, "service.unavailable");
+      expect(put.body.detail).toMatch(/retry with backoff and the same Idempotency-Key/);
+      expect(Number(put.res.headers.get("retry-after"))).toBeGreaterThan(0);
     });
   });
 });

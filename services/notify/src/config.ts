@@ -42,9 +42,9 @@ const schema = z
   .object({
     DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
     DATABASE_POOL_MAX: env.positiveInt(10),
-    GRPC_HOST: env.host("0.0.0.0"),
+    GRPC_HOST: env.host("127.0.0.1"),
     GRPC_PORT: env.port(50052),
-    METRICS_HOST: env.host("0.0.0.0"),
+    METRICS_HOST: env.host("127.0.0.1"),
     METRICS_PORT: env.port(9466),
     LOG_LEVEL: env.logLevel(),
     SHUTDOWN_GRACE: env.duration(25_000),

@@ -1,7 +1,7 @@
 import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
-import { announceListening, createLogger } from "@platform/service-kit/logger";
+import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -35,6 +35,7 @@ function channelProvider(config: NotifyConfig): ChannelProvider {
 async function main() {
   const config = loadNotifyConfig(process.env);
   const logger = createLogger("notify", config.LOG_LEVEL);
+  announceConfiguration(logger, config);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: NOTIFY_SCHEMA,

@@ -2,7 +2,7 @@
  * The webhooks service. For now a shell: it serves grpc.health.v1.Health and /metrics so it can be
  * deployed, probed and scraped like the others; its own gRPC service comes with its issue.
  */
-import { announceListening, createLogger } from "@platform/service-kit/logger";
+import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { createGrpcInstrumentation, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -13,6 +13,7 @@ const bootLogger = createLogger("webhooks", "info");
 async function main() {
   const config = loadWebhooksConfig(process.env);
   const logger = createLogger("webhooks", config.LOG_LEVEL);
+  announceConfiguration(logger, config);
   const registry = createMetricsRegistry("webhooks");
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,

@@ -94,10 +94,25 @@ export interface CreatePetRequest {
   name: string;
   categoryId: string;
   status: PetStatus;
+  /**
+   * The partner's optional Idempotency-Key; empty means none. When set, the key is recorded in
+   * the same transaction as the pet, and a repeat replays the first result instead of creating
+   * another pet.
+   */
+  idempotencyKey: string;
+  /**
+   * Whose key it is (the gateway sends the API key id), so one caller's keys never collide with
+   * another's. Required when idempotency_key is set.
+   */
+  idempotencyScope: string;
 }
 
 export interface CreatePetResponse {
-  pet: Pet | undefined;
+  pet:
+    | Pet
+    | undefined;
+  /** True when this answer replays the first execution of the same idempotency key. */
+  replayed: boolean;
 }
 
 export interface GetPetRequest {
@@ -428,7 +443,7 @@ export const ListPetsResponse: MessageFns<ListPetsResponse> = {
 };
 
 function createBaseCreatePetRequest(): CreatePetRequest {
-  return { name: "", categoryId: "0", status: 0 };
+  return { name: "", categoryId: "0", status: 0, idempotencyKey: "", idempotencyScope: "" };
 }
 
 export const CreatePetRequest: MessageFns<CreatePetRequest> = {
@@ -441,6 +456,12 @@ export const CreatePetRequest: MessageFns<CreatePetRequest> = {
     }
     if (message.status !== 0) {
       writer.uint32(24).int32(message.status);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.idempotencyScope !== "") {
+      writer.uint32(42).string(message.idempotencyScope);
     }
     return writer;
   },
@@ -482,6 +503,22 @@ export const CreatePetRequest: MessageFns<CreatePetRequest> = {
             message.status = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.idempotencyScope = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -503,6 +540,16 @@ export const CreatePetRequest: MessageFns<CreatePetRequest> = {
         ? globalThis.String(object.category_id)
         : "0",
       status: isSet(object.status) ? petStatusFromJSON(object.status) : 0,
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+      idempotencyScope: isSet(object.idempotencyScope)
+        ? globalThis.String(object.idempotencyScope)
+        : isSet(object.idempotency_scope)
+        ? globalThis.String(object.idempotency_scope)
+        : "",
     };
   },
 
@@ -517,6 +564,12 @@ export const CreatePetRequest: MessageFns<CreatePetRequest> = {
     if (message.status !== 0) {
       obj.status = petStatusToJSON(message.status);
     }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    if (message.idempotencyScope !== "") {
+      obj.idempotencyScope = message.idempotencyScope;
+    }
     return obj;
   },
 
@@ -528,18 +581,23 @@ export const CreatePetRequest: MessageFns<CreatePetRequest> = {
     message.name = object.name ?? "";
     message.categoryId = object.categoryId ?? "0";
     message.status = object.status ?? 0;
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    message.idempotencyScope = object.idempotencyScope ?? "";
     return message;
   },
 };
 
 function createBaseCreatePetResponse(): CreatePetResponse {
-  return { pet: undefined };
+  return { pet: undefined, replayed: false };
 }
 
 export const CreatePetResponse: MessageFns<CreatePetResponse> = {
   encode(message: CreatePetResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.pet !== undefined) {
       Pet.encode(message.pet, writer.uint32(10).fork()).join();
+    }
+    if (message.replayed !== false) {
+      writer.uint32(16).bool(message.replayed);
     }
     return writer;
   },
@@ -565,6 +623,14 @@ export const CreatePetResponse: MessageFns<CreatePetResponse> = {
             message.pet = Pet.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.replayed = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -578,13 +644,19 @@ export const CreatePetResponse: MessageFns<CreatePetResponse> = {
   },
 
   fromJSON(object: any): CreatePetResponse {
-    return { pet: isSet(object.pet) ? Pet.fromJSON(object.pet) : undefined };
+    return {
+      pet: isSet(object.pet) ? Pet.fromJSON(object.pet) : undefined,
+      replayed: isSet(object.replayed) ? globalThis.Boolean(object.replayed) : false,
+    };
   },
 
   toJSON(message: CreatePetResponse): unknown {
     const obj: any = {};
     if (message.pet !== undefined) {
       obj.pet = Pet.toJSON(message.pet);
+    }
+    if (message.replayed !== false) {
+      obj.replayed = message.replayed;
     }
     return obj;
   },
@@ -595,6 +667,7 @@ export const CreatePetResponse: MessageFns<CreatePetResponse> = {
   fromPartial<I extends Exact<DeepPartial<CreatePetResponse>, I>>(object: I): CreatePetResponse {
     const message = createBaseCreatePetResponse();
     message.pet = (object.pet !== undefined && object.pet !== null) ? Pet.fromPartial(object.pet) : undefined;
+    message.replayed = object.replayed ?? false;
     return message;
   },
 };
@@ -734,8 +807,10 @@ export const GetPetResponse: MessageFns<GetPetResponse> = {
 };
 
 /**
- * Errors: INVALID_ARGUMENT (bad field, page size or page token), NOT_FOUND (no such pet),
- * UNAVAILABLE (database unreachable). The trailing metadata "error-code" carries a stable code.
+ * Errors: INVALID_ARGUMENT (bad field, page size, page token or idempotency key), NOT_FOUND (no
+ * such pet), ABORTED (idempotency.in_progress: the first request with this key is still running),
+ * FAILED_PRECONDITION (idempotency.key_reused: the key was used for another request), UNAVAILABLE
+ * (database unreachable). The trailing metadata "error-code" carries a stable code.
  */
 export type CatalogServiceService = typeof CatalogServiceService;
 export const CatalogServiceService = {

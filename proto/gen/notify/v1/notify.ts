@@ -170,6 +170,15 @@ export interface SetUsageLimitsResponse {
   replayed: boolean;
 }
 
+export interface GetUsageLimitsRequest {
+  tenantId: string;
+}
+
+export interface GetUsageLimitsResponse {
+  /** Absent when the tenant has never set limits (no caps apply). */
+  limits: UsageLimits | undefined;
+}
+
 export interface SetRecipientConsentRequest {
   tenantId: string;
   /** Phone number, 8-15 digits with an optional leading "+". */
@@ -1458,6 +1467,148 @@ export const SetUsageLimitsResponse: MessageFns<SetUsageLimitsResponse> = {
   },
 };
 
+function createBaseGetUsageLimitsRequest(): GetUsageLimitsRequest {
+  return { tenantId: "" };
+}
+
+export const GetUsageLimitsRequest: MessageFns<GetUsageLimitsRequest> = {
+  encode(message: GetUsageLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetUsageLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetUsageLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetUsageLimitsRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetUsageLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetUsageLimitsRequest>, I>>(base?: I): GetUsageLimitsRequest {
+    return GetUsageLimitsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetUsageLimitsRequest>, I>>(object: I): GetUsageLimitsRequest {
+    const message = createBaseGetUsageLimitsRequest();
+    message.tenantId = object.tenantId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetUsageLimitsResponse(): GetUsageLimitsResponse {
+  return { limits: undefined };
+}
+
+export const GetUsageLimitsResponse: MessageFns<GetUsageLimitsResponse> = {
+  encode(message: GetUsageLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limits !== undefined) {
+      UsageLimits.encode(message.limits, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetUsageLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetUsageLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.limits = UsageLimits.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetUsageLimitsResponse {
+    return { limits: isSet(object.limits) ? UsageLimits.fromJSON(object.limits) : undefined };
+  },
+
+  toJSON(message: GetUsageLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.limits !== undefined) {
+      obj.limits = UsageLimits.toJSON(message.limits);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetUsageLimitsResponse>, I>>(base?: I): GetUsageLimitsResponse {
+    return GetUsageLimitsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetUsageLimitsResponse>, I>>(object: I): GetUsageLimitsResponse {
+    const message = createBaseGetUsageLimitsResponse();
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? UsageLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
 function createBaseSetRecipientConsentRequest(): SetRecipientConsentRequest {
   return { tenantId: "", to: "", optedOut: false };
 }
@@ -2700,6 +2851,17 @@ export const TenantServiceService = {
       Buffer.from(SetUsageLimitsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SetUsageLimitsResponse => SetUsageLimitsResponse.decode(value),
   },
+  getUsageLimits: {
+    path: "/notify.v1.TenantService/GetUsageLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetUsageLimitsRequest): Buffer =>
+      Buffer.from(GetUsageLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetUsageLimitsRequest => GetUsageLimitsRequest.decode(value),
+    responseSerialize: (value: GetUsageLimitsResponse): Buffer =>
+      Buffer.from(GetUsageLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetUsageLimitsResponse => GetUsageLimitsResponse.decode(value),
+  },
   /** Records that a recipient opted out of (or back into) this tenant's messages. */
   setRecipientConsent: {
     path: "/notify.v1.TenantService/SetRecipientConsent" as const,
@@ -2720,6 +2882,7 @@ export interface TenantServiceServer extends UntypedServiceImplementation {
   activateTenant: handleUnaryCall<ActivateTenantRequest, ActivateTenantResponse>;
   setChannelState: handleUnaryCall<SetChannelStateRequest, SetChannelStateResponse>;
   setUsageLimits: handleUnaryCall<SetUsageLimitsRequest, SetUsageLimitsResponse>;
+  getUsageLimits: handleUnaryCall<GetUsageLimitsRequest, GetUsageLimitsResponse>;
   /** Records that a recipient opted out of (or back into) this tenant's messages. */
   setRecipientConsent: handleUnaryCall<SetRecipientConsentRequest, SetRecipientConsentResponse>;
 }
@@ -2799,6 +2962,21 @@ export interface TenantServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SetUsageLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getUsageLimits(
+    request: GetUsageLimitsRequest,
+    callback: (error: ServiceError | null, response: GetUsageLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getUsageLimits(
+    request: GetUsageLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetUsageLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getUsageLimits(
+    request: GetUsageLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetUsageLimitsResponse) => void,
   ): ClientUnaryCall;
   /** Records that a recipient opted out of (or back into) this tenant's messages. */
   setRecipientConsent(

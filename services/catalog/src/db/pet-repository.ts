@@ -1,4 +1,4 @@
-import type { Knex } from "@platform/service-kit/postgres";
+import { queryRows, type Knex } from "@platform/service-kit/postgres";
 import { PetNotFoundError, type NewPet, type Pet, type PetStatus } from "../domain/pet.js";
 import type { PetPageQuery } from "../domain/pet-page.js";
 
@@ -12,15 +12,16 @@ interface PetRow {
 const columns = ["id", "name", "category_id", "status"];
 
 const listPageSql = `select id, name, category_id, status from pets
-  where (?::text is null or status = ?::text) and (?::bigint is null or id > ?::bigint)
-  order by id asc limit ?`;
+  where ($1::text is null or status = $1::text) and ($2::bigint is null or id > $2::bigint)
+  order by id asc limit $3`;
 
 function toPet(row: PetRow): Pet {
   return { id: String(row.id), name: row.name, categoryId: String(row.category_id), status: row.status };
 }
 
 export interface PetRepository {
-  create(pet: NewPet): Promise<Pet>;
+  /** Inserts a pet; inside `trx` when given (an idempotent creation records its key there too). */
+  create(pet: NewPet, trx?: Knex.Transaction): Promise<Pet>;
   get(id: string): Promise<Pet>;
   /** Up to query.limit + 1 pets after query.afterId, by id; the extra row says a next page exists. */
   listPageWithLookahead(query: PetPageQuery): Promise<Pet[]>;
@@ -29,8 +30,8 @@ export interface PetRepository {
 /** Pets in the catalog schema (bigint ids come back from pg as strings, kept exact). */
 export function createPetRepository(db: Knex): PetRepository {
   return {
-    async create(pet) {
-      const [row] = await db("pets")
+    async create(pet, trx) {
+      const [row] = await (trx ?? db)("pets")
         .insert({ name: pet.name, category_id: pet.categoryId, status: pet.status })
         .returning<PetRow[]>(columns);
       return toPet(row!);
@@ -41,11 +42,10 @@ export function createPetRepository(db: Knex): PetRepository {
       return toPet(row);
     },
     async listPageWithLookahead(query) {
-      // The hot path: fixed SQL text (no query building per call), nulls meaning "no filter".
-      const { rows } = await db.raw<{ rows: PetRow[] }>(listPageSql, [
+      // The hot path: fixed SQL text straight to pg (no query building per call), nulls meaning
+      // "no filter".
+      const rows = await queryRows<PetRow>(db, listPageSql, [
         query.status ?? null,
-        query.status ?? null,
-        query.afterId ?? null,
         query.afterId ?? null,
         query.limit + 1,
       ]);

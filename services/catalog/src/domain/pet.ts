@@ -35,6 +35,19 @@ export class InvalidPetError extends InvalidArgumentError {
   }
 }
 
+/** Matches an unpaired UTF-16 surrogate, i.e. text that is not well-formed Unicode. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** The Idempotency-Key syntax of the public interfaces: 8-128 of A-Z a-z 0-9 _ . : - */
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,128}$/;
+
+export class InvalidIdempotencyKeyError extends InvalidArgumentError {
+  override name = "InvalidIdempotencyKeyError";
+  constructor(message: string) {
+    super("idempotency.invalid_key", message);
+  }
+}
+
 export function isPetStatus(value: unknown): value is PetStatus {
   return typeof value === "string" && (petStatuses as readonly string[]).includes(value);
 }
@@ -48,18 +61,32 @@ export function parseInt64(text: string): bigint | undefined {
 
 /**
  * Validates a creation request. `status` undefined means "not given" and takes the default.
- * Names are 1-200 Unicode code points after trimming; categoryId is a positive int64.
+ * Names are 1-200 Unicode code points after trimming; categoryId is a positive int64. Every
+ * problem found is named in one message, separated by "; ".
  */
 export function validateNewPet(input: { name: string; categoryId: string; status: PetStatus | undefined }): NewPet {
+  const problems: string[] = [];
   const name = input.name.trim();
-  if (name.length === 0) throw new InvalidPetError("name must not be empty");
-  if ([...name].length > NAME_MAX_CODE_POINTS) {
-    throw new InvalidPetError(`name must be at most ${NAME_MAX_CODE_POINTS} characters`);
-  }
-  if (/\p{Cc}/u.test(name)) throw new InvalidPetError("name must not contain control characters");
+  if (name.length === 0) problems.push("name must not be empty");
+  // Never store a replacement for text that is not Unicode (String.prototype.isWellFormed).
+  else if (LONE_SURROGATE.test(name)) problems.push("name must be well-formed Unicode (it has a lone surrogate)");
+  else if ([...name].length > NAME_MAX_CODE_POINTS) {
+    problems.push(`name must be at most ${NAME_MAX_CODE_POINTS} characters`);
+  } else if (/\p{Cc}/u.test(name)) problems.push("name must not contain control characters");
   const categoryId = parseInt64(input.categoryId);
-  if (categoryId === undefined || categoryId <= 0n) {
-    throw new InvalidPetError("categoryId must be a positive 64-bit integer");
-  }
+  if (categoryId === undefined || categoryId <= 0n) problems.push("categoryId must be a positive 64-bit integer");
+  if (problems.length > 0 || categoryId === undefined) throw new InvalidPetError(problems.join("; "));
   return { name, categoryId: categoryId.toString(), status: input.status ?? DEFAULT_PET_STATUS };
+}
+
+/**
+ * The optional Idempotency-Key of a creation and whose it is. An empty key means "none"; a key
+ * must have the public syntax and a scope (the caller), so two callers' keys never collide.
+ */
+export function validateIdempotencyKey(key: string, scope: string): { key: string; scope: string } | undefined {
+  if (key === "") return undefined;
+  if (!IDEMPOTENCY_KEY.test(key))
+    throw new InvalidIdempotencyKeyError("idempotency key must be 8-128 of A-Z a-z 0-9 _ . : -");
+  if (scope === "") throw new InvalidIdempotencyKeyError("an idempotency key needs its caller's scope");
+  return { key, scope };
 }

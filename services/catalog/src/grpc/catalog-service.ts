@@ -1,6 +1,13 @@
-import { CatalogServiceService, PetStatus as ProtoPetStatus, type Pet as ProtoPet } from "@platform/proto/catalog/v1";
+import {
+  CatalogServiceService,
+  CreatePetRequest,
+  PetStatus as ProtoPetStatus,
+  type Pet as ProtoPet,
+} from "@platform/proto/catalog/v1";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
-import { InvalidPetError, validateNewPet, type Pet, type PetStatus } from "../domain/pet.js";
+import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platform/service-kit/idempotency";
+import type { Knex } from "@platform/service-kit/postgres";
+import { InvalidPetError, validateIdempotencyKey, validateNewPet, type Pet, type PetStatus } from "../domain/pet.js";
 import { decodePageToken, resolvePageSize, toPage } from "../domain/pet-page.js";
 import type { PetRepository } from "../db/pet-repository.js";
 
@@ -31,7 +38,11 @@ function toProtoPet(pet: Pet): ProtoPet {
 }
 
 /** catalog.v1.CatalogService: maps proto messages to the domain and back; no rules of its own. */
-export function createCatalogService(deps: { pets: PetRepository }): UnaryHandlers<typeof CatalogServiceService> {
+export function createCatalogService(deps: {
+  db: Knex;
+  pets: PetRepository;
+  idempotency: IdempotencyOptions;
+}): UnaryHandlers<typeof CatalogServiceService> {
   return {
     async listPets(request) {
       const status = fromProtoStatus(request.status);
@@ -49,9 +60,26 @@ export function createCatalogService(deps: { pets: PetRepository }): UnaryHandle
         categoryId: request.categoryId,
         status: fromProtoStatus(request.status),
       });
-      const pet = await deps.pets.create(newPet);
-      logger.info({ petId: pet.id }, "pet created");
-      return { pet: toProtoPet(pet) };
+      const idempotency = validateIdempotencyKey(request.idempotencyKey, request.idempotencyScope);
+      if (!idempotency) {
+        const pet = await deps.pets.create(newPet);
+        logger.info({ petId: pet.id }, "pet created");
+        return { pet: toProtoPet(pet), replayed: false };
+      }
+      // The key is recorded in the same transaction as the pet: a repeat replays, never inserts.
+      const fingerprint = fingerprintOf(
+        "catalog.v1.CatalogService/CreatePet",
+        CreatePetRequest.encode({ ...request, idempotencyKey: "", idempotencyScope: "" }).finish(),
+      );
+      const outcome = await runIdempotently<Pet>(
+        deps.db,
+        { scope: idempotency.scope, key: idempotency.key, fingerprint },
+        (trx) => deps.pets.create(newPet, trx),
+        deps.idempotency,
+      );
+      if (outcome.replayed) logger.info({ petId: outcome.result.id }, "pet creation replayed");
+      else logger.info({ petId: outcome.result.id }, "pet created");
+      return { pet: toProtoPet(outcome.result), replayed: outcome.replayed };
     },
     async getPet(request) {
       return { pet: toProtoPet(await deps.pets.get(request.id)) };

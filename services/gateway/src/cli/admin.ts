@@ -1,24 +1,25 @@
 /**
  * The operators' CLI: `npm run -s admin -- <command>` from the repository root.
- * Prints one JSON document on stdout; errors go to stderr with a non-zero exit.
+ * Prints one JSON document on stdout; errors go to stderr as {"error"} with exit 2 (refused) or
+ * 1 (infrastructure), warnings as {"warning"} lines on stderr. `--help` / `-h`, alone or after a
+ * command, prints usage on stdout and exits 0.
  *
- *   key create [--tenants ID[,ID...]] [--scopes S[,S...]] [--name N]   -> {"id","key",...}
- *   key revoke --id KEYID                                              -> {"id","revoked":true}
- *   tenant create --name NAME [--id ID] [--plan testing|commercial]    -> the tenant record
- *   tenant activate --id ID                                            -> the tenant record
- *   tenant channel --id ID --state ready|not_ready                     -> the tenant record
- *   tenant opt-out --id ID --to PHONE                                  -> {"tenantId","recipient","optedOut":true}
- *   tenant opt-in --id ID --to PHONE                                   -> {"tenantId","recipient","optedOut":false}
- *
- * Key commands use the gateway's schema at DATABASE_URL; tenant commands call the notify service
- * at NOTIFY_ADDR over gRPC. Unset variables come from the local stack's .data/stack.env (written
- * by `npm start`), else the local defaults.
+ * Key commands use the gateway's schema at DATABASE_URL; tenant commands (and the tenant check of
+ * `key create --tenants`) call the notify service at NOTIFY_ADDR over gRPC. Unset variables come
+ * from the local stack's .data/stack.env (written by `npm start`), else the local defaults.
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ChannelState, TenantPlan } from "@platform/proto/notify/v1";
-import { createDatabase, migrateToLatest, waitForDatabase, type Knex } from "@platform/service-kit/postgres";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import {
+  createDatabase,
+  isTransientDatabaseError,
+  migrateToLatest,
+  waitForDatabase,
+  type Knex,
+} from "@platform/service-kit/postgres";
 import { migrations } from "../../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "../config.js";
 import { createApiKeyStore } from "../db/api-key-store.js";
@@ -27,8 +28,28 @@ import { apiErrorFromGrpc } from "../http/api-error.js";
 import { tenantToJson } from "../http/tenant-routes.js";
 import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
 
+/** The operator asked for something that cannot be done as asked: exit 2. */
 class UsageError extends Error {
   override name = "UsageError";
+}
+
+/** Postgres or notify did not answer: exit 1, with the address tried and what to do. */
+class StackDownError extends Error {
+  override name = "StackDownError";
+  constructor(what: string, address: string, cause: unknown) {
+    const reason = cause instanceof Error && cause.message ? ` (${cause.message.split("\n")[0]})` : "";
+    super(`the stack seems down: could not reach ${what} at ${address}${reason}; run \`npm start\``, { cause });
+  }
+}
+
+/** host:port/database of a Postgres URL: never the password. */
+function databaseAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || "5432"}${parsed.pathname}`;
+  } catch {
+    return "DATABASE_URL";
+  }
 }
 
 function list(value: string | undefined): string[] {
@@ -42,19 +63,58 @@ function list(value: string | undefined): string[] {
 interface Resources {
   db(): Promise<Knex>;
   notify(): NotifyClient;
+  /** Where notify was looked for (for messages). */
+  notifyAddress: string;
+  /** A warning on stderr; the command still succeeds. */
+  warn(message: string): void;
 }
 
-type Command = (args: string[], resources: Resources) => Promise<unknown>;
+interface Command {
+  /** The options, after the command's two words. */
+  usage: string;
+  does: string;
+  run(args: string[], resources: Resources): Promise<unknown>;
+}
 
-/** Calls notify; a refusal becomes a UsageError carrying notify's message. */
-async function tenantCall<T extends { tenant?: Parameters<typeof tenantToJson>[0] }>(call: Promise<T>) {
+/**
+ * Calls notify. tenant.not_found becomes "no such tenant: ID"; other refusals keep notify's
+ * message (exit 2); an unreachable notify says the stack seems down.
+ */
+async function callNotify<T>(resources: Resources, tenantId: string, call: () => Promise<T>): Promise<T> {
   try {
-    return tenantToJson((await call).tenant);
+    return await call();
   } catch (error) {
+    const grpcCode = (error as { code?: unknown }).code;
+    if (grpcCode === GrpcStatus.UNAVAILABLE || grpcCode === GrpcStatus.DEADLINE_EXCEEDED) {
+      throw new StackDownError("notify", resources.notifyAddress, error);
+    }
     const apiError = apiErrorFromGrpc(error);
+    if (apiError.options.code === "tenant.not_found") throw new UsageError(`no such tenant: ${tenantId}`);
     if (apiError.status < 500) throw new UsageError(apiError.message);
-    throw new Error(`notify is unavailable: ${(error as Error).message}`);
+    throw new Error(`notify failed: ${(error as Error).message}`);
   }
+}
+
+async function tenantCall(
+  resources: Resources,
+  tenantId: string,
+  call: () => Promise<{ tenant?: Parameters<typeof tenantToJson>[0] }>,
+) {
+  return tenantToJson((await callNotify(resources, tenantId, call)).tenant);
+}
+
+/** Every tenant must exist in notify; names all that do not. */
+async function requireTenants(resources: Resources, tenantIds: string[]): Promise<void> {
+  const missing: string[] = [];
+  for (const tenantId of tenantIds) {
+    try {
+      await callNotify(resources, tenantId, () => resources.notify().getTenant({ tenantId }, cliCall()));
+    } catch (error) {
+      if (error instanceof UsageError && error.message.startsWith("no such tenant")) missing.push(tenantId);
+      else throw error;
+    }
+  }
+  if (missing.length > 0) throw new UsageError(`no such tenant: ${missing.join(", ")}`);
 }
 
 const plans: Record<string, TenantPlan> = {
@@ -68,75 +128,125 @@ const channelStates: Record<string, ChannelState> = {
 const cliCall = () => ({ requestId: `admin_${randomUUID()}` });
 
 const commands: Record<string, Command> = {
-  "key create": async (args, resources) => {
-    const { values } = parseArgs({
-      args,
-      options: { tenants: { type: "string" }, scopes: { type: "string" }, name: { type: "string" } },
-      strict: true,
-    });
-    const requested = list(values.scopes);
-    const unknown = requested.filter((scope) => !isScope(scope));
-    if (unknown.length > 0) {
-      throw new UsageError(`unknown scope ${unknown.join(", ")}; known scopes: ${scopes.join(", ")}`);
-    }
-    const tenantIds = list(values.tenants);
-    const issued = issueApiKey();
-    const details = { name: values.name ?? "unnamed", scopes: requested as Scope[], tenantIds };
-    await createApiKeyStore(await resources.db()).insert(issued, details);
-    return { id: issued.id, key: issued.key, name: details.name, scopes: details.scopes, tenants: tenantIds };
+  "key create": {
+    usage: "[--tenants ID[,ID...]] [--scopes S[,S...]] [--name N]",
+    does: `issues an API key (printed only here) granted these tenants and scopes (${scopes.join(", ")})`,
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: { tenants: { type: "string" }, scopes: { type: "string" }, name: { type: "string" } },
+        strict: true,
+      });
+      const requested = list(values.scopes);
+      const unknown = requested.filter((scope) => !isScope(scope));
+      if (unknown.length > 0) {
+        throw new UsageError(`unknown scope ${unknown.join(", ")}; known scopes: ${scopes.join(", ")}`);
+      }
+      const tenantIds = list(values.tenants);
+      await requireTenants(resources, tenantIds);
+      if (tenantIds.length > 0 && requested.length === 0) {
+        resources.warn(
+          "the key is granted tenants but no scopes: it can use the catalog but no tenant operation; add --scopes",
+        );
+      }
+      const issued = issueApiKey();
+      const details = { name: values.name ?? "unnamed", scopes: requested as Scope[], tenantIds };
+      await createApiKeyStore(await resources.db()).insert(issued, details);
+      return { id: issued.id, key: issued.key, name: details.name, scopes: details.scopes, tenants: tenantIds };
+    },
   },
-  "key revoke": async (args, resources) => {
-    const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
-    if (!values.id) throw new UsageError("key revoke needs --id KEYID");
-    if (!(await createApiKeyStore(await resources.db()).revoke(values.id))) {
-      throw new UsageError(`no key ${values.id}`);
-    }
-    return { id: values.id, revoked: true };
+  "key revoke": {
+    usage: "--id KEYID",
+    does: "revokes a key; every gateway refuses it at once",
+    async run(args, resources) {
+      const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
+      if (!values.id) throw new UsageError("key revoke needs --id KEYID");
+      if (!(await createApiKeyStore(await resources.db()).revoke(values.id))) {
+        throw new UsageError(`no key ${values.id}`);
+      }
+      return { id: values.id, revoked: true };
+    },
   },
-  "tenant create": async (args, resources) => {
-    const { values } = parseArgs({
-      args,
-      options: { name: { type: "string" }, id: { type: "string" }, plan: { type: "string" } },
-      strict: true,
-    });
-    if (!values.name) throw new UsageError("tenant create needs --name NAME");
-    const plan = values.plan === undefined ? TenantPlan.TENANT_PLAN_TESTING : plans[values.plan];
-    if (plan === undefined) throw new UsageError("--plan must be testing or commercial");
-    return tenantCall(resources.notify().createTenant({ id: values.id ?? "", name: values.name, plan }, cliCall()));
+  "tenant create": {
+    usage: "--name NAME [--id ID] [--plan testing|commercial]",
+    does: "creates a tenant in notify (not activated; plan testing by default)",
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: { name: { type: "string" }, id: { type: "string" }, plan: { type: "string" } },
+        strict: true,
+      });
+      if (!values.name) throw new UsageError("tenant create needs --name NAME");
+      const plan = values.plan === undefined ? TenantPlan.TENANT_PLAN_TESTING : plans[values.plan];
+      if (plan === undefined) throw new UsageError("--plan must be testing or commercial");
+      const request = { id: values.id ?? "", name: values.name, plan };
+      return tenantCall(resources, request.id, () => resources.notify().createTenant(request, cliCall()));
+    },
   },
-  "tenant activate": async (args, resources) => {
-    const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
-    if (!values.id) throw new UsageError("tenant activate needs --id ID");
-    return tenantCall(resources.notify().activateTenant({ tenantId: values.id }, cliCall()));
+  "tenant activate": {
+    usage: "--id ID",
+    does: "activation passes and the channel is ready",
+    async run(args, resources) {
+      const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
+      if (!values.id) throw new UsageError("tenant activate needs --id ID");
+      const tenantId = values.id;
+      return tenantCall(resources, tenantId, () => resources.notify().activateTenant({ tenantId }, cliCall()));
+    },
   },
-  "tenant channel": async (args, resources) => {
-    const { values } = parseArgs({
-      args,
-      options: { id: { type: "string" }, state: { type: "string" } },
-      strict: true,
-    });
-    const state = channelStates[values.state ?? ""];
-    if (!values.id || state === undefined) throw new UsageError("tenant channel needs --id ID --state ready|not_ready");
-    return tenantCall(resources.notify().setChannelState({ tenantId: values.id, state }, cliCall()));
+  "tenant channel": {
+    usage: "--id ID --state ready|not_ready",
+    does: "sets the tenant's channel readiness",
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: { id: { type: "string" }, state: { type: "string" } },
+        strict: true,
+      });
+      const state = channelStates[values.state ?? ""];
+      if (!values.id || state === undefined) {
+        throw new UsageError("tenant channel needs --id ID --state ready|not_ready");
+      }
+      const tenantId = values.id;
+      return tenantCall(resources, tenantId, () => resources.notify().setChannelState({ tenantId, state }, cliCall()));
+    },
   },
-  "tenant opt-out": (args, resources) => setConsent("opt-out", args, resources),
-  "tenant opt-in": (args, resources) => setConsent("opt-in", args, resources),
+  "tenant opt-out": {
+    usage: "--id ID --to PHONE",
+    does: "records that the recipient opted out of the tenant's messages (sends to it answer 409)",
+    run: (args, resources) => setConsent("opt-out", args, resources),
+  },
+  "tenant opt-in": {
+    usage: "--id ID --to PHONE",
+    does: "withdraws the recipient's opt-out",
+    run: (args, resources) => setConsent("opt-in", args, resources),
+  },
 };
 
 /** A recipient opts out of (or back into) a tenant's messages; notify validates the number. */
 async function setConsent(which: "opt-out" | "opt-in", args: string[], resources: Resources) {
   const { values } = parseArgs({ args, options: { id: { type: "string" }, to: { type: "string" } }, strict: true });
   if (!values.id || !values.to) throw new UsageError(`tenant ${which} needs --id ID --to PHONE`);
-  try {
-    return await resources
-      .notify()
-      .setRecipientConsent({ tenantId: values.id, to: values.to, optedOut: which === "opt-out" }, cliCall());
-  } catch (error) {
-    const apiError = apiErrorFromGrpc(error);
-    if (apiError.status < 500) throw new UsageError(apiError.message);
-    throw new Error(`notify is unavailable: ${(error as Error).message}`);
-  }
+  const request = { tenantId: values.id, to: values.to, optedOut: which === "opt-out" };
+  return callNotify(resources, request.tenantId, () => resources.notify().setRecipientConsent(request, cliCall()));
 }
+
+function commandUsage(name: string): string {
+  const command = commands[name]!;
+  return `usage: admin ${name} ${command.usage}\n  ${command.does}\n`;
+}
+
+const topLevelUsage = () =>
+  [
+    "usage: admin <command> [options]   (npm run -s admin -- <command> [options])",
+    "",
+    "commands:",
+    ...Object.entries(commands).map(([name, command]) => `  ${name} ${command.usage}\n      ${command.does}`),
+    "",
+    "Prints one JSON document on stdout; errors go to stderr with exit 2 (refused) or 1 (stack down).",
+    "Uses DATABASE_URL and NOTIFY_ADDR, else what `npm start` recorded in .data/stack.env.",
+    "`admin <command> --help` describes one command.",
+    "",
+  ].join("\n");
 
 function stackEnvironment(): Record<string, string> {
   try {
@@ -153,14 +263,21 @@ function stackEnvironment(): Record<string, string> {
   }
 }
 
-async function run(argv: string[]): Promise<unknown> {
+/** A successful run: a JSON result, or help text. */
+type Outcome = { json: unknown } | { text: string };
+
+async function run(argv: string[]): Promise<Outcome> {
   const name = argv.slice(0, 2).join(" ");
   const command = commands[name];
-  if (!command) throw new UsageError(`usage: admin <${Object.keys(commands).join(" | ")}> [options]`);
+  const wantsHelp = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
+  if (wantsHelp) return { text: command ? commandUsage(name) : topLevelUsage() };
+  if (!command) {
+    throw new UsageError(`usage: admin <${Object.keys(commands).join(" | ")}> [options]; admin --help for more`);
+  }
   const config = loadGatewayConfig({ ...stackEnvironment(), ...process.env });
   const opened = openResources(config);
   try {
-    return await command(argv.slice(2), opened.resources);
+    return { json: await command.run(argv.slice(2), opened.resources) };
   } finally {
     await opened.close();
   }
@@ -174,11 +291,21 @@ function openResources(config: GatewayConfig): { resources: Resources; close(): 
       db: () =>
         (db ??= (async () => {
           const knex = createDatabase({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, poolMax: 2 });
-          await waitForDatabase(knex, 10_000);
+          try {
+            await waitForDatabase(knex, 5_000);
+          } catch (error) {
+            await knex.destroy();
+            if (isTransientDatabaseError(error)) {
+              throw new StackDownError("Postgres", databaseAddress(config.DATABASE_URL), error);
+            }
+            throw error;
+          }
           await migrateToLatest(knex, GATEWAY_SCHEMA, migrations);
           return knex;
         })()),
       notify: () => (notify ??= createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT)),
+      notifyAddress: config.NOTIFY_ADDR,
+      warn: (message) => process.stderr.write(`${JSON.stringify({ warning: message })}\n`),
     },
     async close() {
       notify?.close();
@@ -188,8 +315,8 @@ function openResources(config: GatewayConfig): { resources: Resources; close(): 
 }
 
 run(process.argv.slice(2)).then(
-  (result) => {
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+  (outcome) => {
+    process.stdout.write("text" in outcome ? outcome.text : `${JSON.stringify(outcome.json)}\n`);
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);

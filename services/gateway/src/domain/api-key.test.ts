@@ -19,6 +19,13 @@ describe("API keys", () => {
     expect(issued.digest.toString("hex")).not.toContain(issued.key.slice(-43));
   });
 
+  it("digest as SHA-256 of the key's UTF-8 bytes, matching the digests already stored", () => {
+    expect(digestApiKey("abc").toString("hex")).toBe(
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
+    expect(digestApiKey("é").toString("hex")).toBe("4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c");
+  });
+
   it("are unique", () => {
     const keys = new Set(Array.from({ length: 200 }, () => issueApiKey().key));
     expect(keys.size).toBe(200);

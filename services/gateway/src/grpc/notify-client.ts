@@ -10,6 +10,8 @@ import {
   type CreateTenantResponse,
   type GetTenantRequest,
   type GetTenantResponse,
+  type GetUsageLimitsRequest,
+  type GetUsageLimitsResponse,
   type ListConversationMessagesRequest,
   type ListConversationMessagesResponse,
   type SendNotificationRequest,
@@ -32,6 +34,7 @@ export interface NotifyClient {
   activateTenant(request: ActivateTenantRequest, options: CallOptions): Promise<ActivateTenantResponse>;
   setChannelState(request: SetChannelStateRequest, options: CallOptions): Promise<SetChannelStateResponse>;
   setUsageLimits(request: SetUsageLimitsRequest, options: CallOptions): Promise<SetUsageLimitsResponse>;
+  getUsageLimits(request: GetUsageLimitsRequest, options: CallOptions): Promise<GetUsageLimitsResponse>;
   setRecipientConsent(request: SetRecipientConsentRequest, options: CallOptions): Promise<SetRecipientConsentResponse>;
   sendNotification(request: SendNotificationRequest, options: CallOptions): Promise<SendNotificationResponse>;
   listConversationMessages(
@@ -65,6 +68,8 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
       callUnary(client, TenantServiceService.setChannelState, request, options(requestId)),
     setUsageLimits: (request, { requestId }) =>
       callUnary(client, TenantServiceService.setUsageLimits, request, options(requestId)),
+    getUsageLimits: (request, { requestId }) =>
+      callUnary(client, TenantServiceService.getUsageLimits, request, options(requestId)),
     setRecipientConsent: (request, { requestId }) =>
       callUnary(client, TenantServiceService.setRecipientConsent, request, options(requestId)),
     sendNotification: (request, { requestId }) =>

@@ -1,6 +1,6 @@
 import { Metadata, status as Status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
-import { apiErrorFromGrpc, httpStatusForGrpc } from "./api-error.js";
+import { apiErrorFromGrpc, httpStatusForGrpc, outcomeMayHaveApplied, type MutationRetry } from "./api-error.js";
 
 function grpcError(code: Status, details: string, errorCode?: string) {
   const metadata = new Metadata();
@@ -49,5 +49,54 @@ describe("gRPC status -> HTTP", () => {
 
   it("treats a non-gRPC failure as internal", () => {
     expect(apiErrorFromGrpc(new TypeError("boom")).status).toBe(500);
+  });
+});
+
+describe("mutations whose outcome is unknown", () => {
+  const howToCheck = "The pet may have been created: list pets before creating it again";
+  const unkeyed: MutationRetry = { idempotencyKey: undefined, howToCheck };
+  const keyed: MutationRetry = { idempotencyKey: "abc-123-x", howToCheck };
+  const sentThenLost = [
+    ["a deadline", grpcError(Status.DEADLINE_EXCEEDED, "Deadline exceeded after 0.501s")],
+    ["a dropped connection", grpcError(Status.UNAVAILABLE, "Connection dropped")],
+    ["a reset stream", grpcError(Status.UNAVAILABLE, "Received RST_STREAM with code 0")],
+    ["a cancellation", grpcError(Status.CANCELLED, "Call cancelled")],
+  ] as const;
+  const certainlyNotApplied = [
+    ["no connection", grpcError(Status.UNAVAILABLE, "No connection established. Last error: ECONNREFUSED")],
+    ["the service's own UNAVAILABLE", grpcError(Status.UNAVAILABLE, "database unreachable", "service.unavailable")],
+  ] as const;
+
+  it.each(sentThenLost)("counts %s as possibly applied", (_label, error) => {
+    expect(outcomeMayHaveApplied(error)).toBe(true);
+  });
+
+  it.each(certainlyNotApplied)("counts %s as not applied", (_label, error) => {
+    expect(outcomeMayHaveApplied(error)).toBe(false);
+  });
+
+  it.each(sentThenLost)("answers %s without a key with 504, no Retry-After, and says to check first", (_l, error) => {
+    const answer = apiErrorFromGrpc(error, unkeyed);
+    expect(answer.status).toBe(504);
+    expect(answer.options.headers?.["retry-after"]).toBeUndefined();
+    expect(answer.message).toContain(howToCheck);
+    expect(answer.message).toContain("Idempotency-Key");
+  });
+
+  it.each(sentThenLost)("answers %s with a key with 503 and says to retry with the same key", (_l, error) => {
+    const answer = apiErrorFromGrpc(error, keyed);
+    expect(answer.status).toBe(503);
+    expect(answer.options.headers?.["retry-after"]).toBe("1");
+    expect(answer.message).toMatch(/retry .*the same Idempotency-Key/);
+  });
+
+  it.each(certainlyNotApplied)("answers %s without a key with a plain 503 retry", (_label, error) => {
+    const answer = apiErrorFromGrpc(error, unkeyed);
+    expect(answer.status).toBe(503);
+    expect(answer.options.headers?.["retry-after"]).toBe("1");
+  });
+
+  it("keeps a read's deadline a plain 503", () => {
+    expect(apiErrorFromGrpc(grpcError(Status.DEADLINE_EXCEEDED, "Deadline exceeded")).status).toBe(503);
   });
 });

@@ -64,17 +64,59 @@ function isGrpcFailure(error: unknown): error is GrpcFailure {
 }
 
 /**
+ * What the gateway tells a caller about retrying a mutation that failed. A read may always be
+ * repeated. A mutation with an Idempotency-Key may always be repeated with the same key (an
+ * applied one replays). A mutation without one may be repeated only when it certainly did not
+ * happen; when its outcome is unknown the caller must check first.
+ */
+export interface MutationRetry {
+  /** The request's Idempotency-Key, if it carries one. */
+  idempotencyKey: string | undefined;
+  /** For a caller without a key, how to find out whether the mutation happened. */
+  howToCheck: string;
+}
+
+/**
+ * Whether a failed call may nevertheless have taken effect. An answer from the service itself
+ * (it carries an error-code) is definite. DEADLINE_EXCEEDED means the gateway stopped waiting,
+ * not that the service stopped working; CANCELLED and a transport UNAVAILABLE (connection
+ * dropped, stream reset) after the call left the gateway are just as ambiguous. The one transport
+ * failure known to happen before anything was sent is grpc-js's "No connection established": no
+ * connection could be picked for the call. Anything not recognised counts as unknown, the safe side.
+ */
+export function outcomeMayHaveApplied(error: unknown): boolean {
+  if (!isGrpcFailure(error)) return false;
+  if (typeof error.metadata?.get("error-code")[0] === "string") return false;
+  if (error.code === GrpcStatus.DEADLINE_EXCEEDED || error.code === GrpcStatus.CANCELLED) return true;
+  return error.code === GrpcStatus.UNAVAILABLE && !(error.details ?? "").includes("No connection established");
+}
+
+/**
  * Maps a failed gRPC call to an ApiError through httpStatusForGrpc. Client errors keep the
  * service's message and its stable code (trailing metadata "error-code"); server-side failures
- * become a generic message with the cause kept for the log.
+ * become a generic message with the cause kept for the log. For a mutation, a 503 says how to
+ * retry safely, and an unknown outcome without an Idempotency-Key is a 504 that says to check
+ * first (no Retry-After: a blind retry could apply it twice).
  */
-export function apiErrorFromGrpc(error: unknown): ApiError {
+export function apiErrorFromGrpc(error: unknown, mutation?: MutationRetry): ApiError {
   if (!isGrpcFailure(error)) return new ApiError(500, "internal error", { cause: error });
   const code = error.metadata?.get("error-code")[0];
   const status =
     (typeof code === "string" ? httpStatusForErrorCode[code] : undefined) ?? httpStatusForGrpc[error.code] ?? 500;
+  if (mutation && mutation.idempotencyKey === undefined && outcomeMayHaveApplied(error)) {
+    return new ApiError(
+      504,
+      `the outcome is unknown: the service did not confirm it in time. ${mutation.howToCheck}. ` +
+        "Send an Idempotency-Key so that a retry is always safe",
+      { code: "request.outcome_unknown", cause: error },
+    );
+  }
   if (status === 503) {
-    return new ApiError(503, "the service is temporarily unavailable; retry with backoff", {
+    const advice =
+      mutation?.idempotencyKey !== undefined
+        ? "retry with backoff and the same Idempotency-Key: if the first attempt was applied, the retry replays its result instead of applying it again"
+        : "retry with backoff";
+    return new ApiError(503, `the service is temporarily unavailable; ${advice}`, {
       code: "service.unavailable",
       headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
       cause: error,
@@ -87,11 +129,14 @@ export function apiErrorFromGrpc(error: unknown): ApiError {
   });
 }
 
-/** Awaits a gRPC call, turning its failure into the ApiError the HTTP layer writes. */
-export async function callService<T>(promise: Promise<T>): Promise<T> {
+/**
+ * Awaits a gRPC call, turning its failure into the ApiError the HTTP layer writes. Mutations
+ * pass how they may be retried.
+ */
+export async function callService<T>(promise: Promise<T>, mutation?: MutationRetry): Promise<T> {
   try {
     return await promise;
   } catch (error) {
-    throw apiErrorFromGrpc(error);
+    throw apiErrorFromGrpc(error, mutation);
   }
 }

@@ -9,13 +9,12 @@ import { ApiError } from "./api-error.js";
 import { authenticate, type ApiKeyLookup } from "./authenticate.js";
 import { authorize } from "./authorize.js";
 import { writeCatalogError } from "./catalog-errors.js";
-import { catalogRoutes } from "./catalog-routes.js";
+import { announceGetPetDeprecation, catalogRoutes } from "./catalog-routes.js";
 import { httpMetrics } from "./http-metrics.js";
-import { notificationRoutes } from "./notification-routes.js";
 import { catalogOpenApi } from "./openapi/catalog-v1.js";
 import { tenantOpenApi } from "./openapi/tenant-v1.js";
 import { writeProblem } from "./problem.js";
-import { rateLimit, type TokenBuckets } from "./rate-limit.js";
+import { rateLimit, rateLimitPolicyHeader, type TokenBuckets } from "./rate-limit.js";
 import { requestId } from "./request-id.js";
 import { tenantRoutes } from "./tenant-routes.js";
 
@@ -86,11 +85,14 @@ function writeError(ctx: Context, error: ApiError, problemBaseUri: string | unde
 const isTenantInterface = (path: string) => path === "/api" || path.startsWith("/api/");
 const publicDocuments = new Set(["/v1/openapi.json", "/api/v1/openapi.json"]);
 
+/** Routes are exact: no trailing-slash or letter-case aliases (/v1/pets/ and /V1/PETS are 404). */
+export const EXACT_ROUTES = { strict: true, sensitive: true } as const;
+
 export function createGatewayApp(deps: GatewayDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by handleErrorsAndLog, with the request id
 
-  const operational = new Router();
+  const operational = new Router(EXACT_ROUTES);
   operational.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });
@@ -99,20 +101,22 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     ctx.status = readiness.ready ? 200 : 503;
     ctx.body = { status: readiness.ready ? "ready" : "not_ready", checks: readiness.checks };
   });
+  const documentOptions = { rateLimitPolicy: rateLimitPolicyHeader(deps.rateLimits) };
+  const documents = { catalog: catalogOpenApi(documentOptions), tenant: tenantOpenApi(documentOptions) };
   operational.get("/v1/openapi.json", (ctx) => {
-    ctx.body = catalogOpenApi;
+    ctx.body = documents.catalog;
   });
   operational.get("/api/v1/openapi.json", (ctx) => {
-    ctx.body = tenantOpenApi;
+    ctx.body = documents.tenant;
   });
 
-  const v1 = new Router({ prefix: "/v1" });
-  const catalog = catalogRoutes({ catalog: deps.catalog, publicBaseUrl: deps.publicBaseUrl });
+  const v1 = new Router({ ...EXACT_ROUTES, prefix: "/v1" });
+  const catalog = catalogRoutes({ catalog: deps.catalog, publicBaseUrl: deps.publicBaseUrl }, EXACT_ROUTES);
   v1.use(catalog.routes(), catalog.allowedMethods());
 
   // The tenant interface: every route from the table, behind scope, grant and idempotency checks.
-  const tenants = new Router();
-  for (const route of [...tenantRoutes, ...notificationRoutes]) {
+  const tenants = new Router(EXACT_ROUTES);
+  for (const route of tenantRoutes) {
     tenants.register(
       route.path,
       [route.method],
@@ -138,6 +142,7 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri));
   app.use(operational.routes());
   app.use(operational.allowedMethods());
+  app.use(announceGetPetDeprecation(deps.publicBaseUrl));
   app.use(edge);
   app.use(v1.routes());
   app.use(v1.allowedMethods());

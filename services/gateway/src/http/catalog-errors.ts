@@ -10,11 +10,14 @@ export const catalogCodeForStatus: Record<number, string> = {
   401: "unauthorized",
   404: "not_found",
   405: "method_not_allowed",
+  409: "idempotency_in_progress",
   413: "payload_too_large",
   415: "unsupported_media_type",
+  422: "idempotency_key_reused",
   429: "rate_limited",
   500: "internal_error",
   503: "unavailable",
+  504: "outcome_unknown",
 };
 
 export function writeCatalogError(ctx: Context, error: ApiError): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseIdempotencyKey } from "./idempotency-key.js";
+import { parseIdempotencyKey, parseOptionalIdempotencyKey } from "./idempotency-key.js";
 
 describe("parseIdempotencyKey", () => {
   it.each([
@@ -21,6 +21,28 @@ describe("parseIdempotencyKey", () => {
     "rejects the malformed %j",
     (header) => {
       expect(() => parseIdempotencyKey(header)).toThrow(
+        expect.objectContaining({ status: 400, options: { code: "request.idempotency_key_invalid" } }),
+      );
+    },
+  );
+});
+
+describe("parseOptionalIdempotencyKey", () => {
+  it("is undefined when the header is absent", () => {
+    expect(parseOptionalIdempotencyKey(undefined)).toBeUndefined();
+  });
+
+  it.each([
+    ["abc-123-x", "abc-123-x"],
+    ['"abc-123-x"', "abc-123-x"],
+  ])("accepts %j", (header, key) => {
+    expect(parseOptionalIdempotencyKey(header)).toBe(key);
+  });
+
+  it.each(["", "  ", "short", "two-keys-1, two-keys-2", ["two-keys-1", "two-keys-2"]])(
+    "rejects the present but malformed %j",
+    (header) => {
+      expect(() => parseOptionalIdempotencyKey(header)).toThrow(
         expect.objectContaining({ status: 400, options: { code: "request.idempotency_key_invalid" } }),
       );
     },

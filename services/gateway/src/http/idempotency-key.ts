@@ -12,6 +12,19 @@ export function parseIdempotencyKey(header: string | undefined): string {
       code: "request.idempotency_key_required",
     });
   }
+  return validKey(header);
+}
+
+/**
+ * An optional Idempotency-Key (catalog creates): absent is undefined; present it must be valid
+ * (an empty or repeated header is malformed, never silently ignored).
+ */
+export function parseOptionalIdempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  return validKey(Array.isArray(header) ? header.join(", ") : header);
+}
+
+function validKey(header: string): string {
   const trimmed = header.trim();
   const value =
     trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"') ? trimmed.slice(1, -1) : trimmed;

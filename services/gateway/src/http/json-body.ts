@@ -1,12 +1,18 @@
 import type { Context } from "koa";
 import getRawBody from "raw-body";
 import { ApiError } from "./api-error.js";
+import { illFormedTextFields } from "./unicode-text.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Throws on malformed UTF-8 instead of substituting U+FFFD; drops a leading BOM. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * Reads and parses a JSON request body. Wrong or missing Content-Type: 415. Content-Encoding
- * other than identity: 415. Over 1 MiB (declared or streamed): 413. Not UTF-8 JSON: 400.
+ * other than identity: 415. Over 1 MiB (declared or streamed): 413. Not UTF-8 JSON: 400. Text
+ * that is not well-formed (invalid UTF-8 bytes, a lone surrogate escape such as "\ud800"): 400
+ * naming the fields, never silently replaced by U+FFFD.
  */
 export async function readJsonBody(ctx: Context): Promise<unknown> {
   const contentType = ctx.get("content-type");
@@ -31,9 +37,9 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
   if (declared !== undefined && declared > MAX_BODY_BYTES) {
     throw new ApiError(413, `the request body must be at most ${MAX_BODY_BYTES} bytes`);
   }
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: declared, encoding: "utf8" });
+    bytes = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: declared });
   } catch (error) {
     const type = (error as { type?: string }).type;
     if (type === "entity.too.large") {
@@ -41,9 +47,25 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
     }
     throw new ApiError(400, "the request body could not be read", { code: "request.body_invalid", cause: error });
   }
+  let text: string;
   try {
-    return JSON.parse(text) as unknown;
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw new ApiError(400, "the request body is not valid UTF-8", { code: "request.body_invalid" });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text) as unknown;
   } catch {
     throw new ApiError(400, "the request body is not valid JSON", { code: "request.body_invalid" });
   }
+  const illFormed = illFormedTextFields(body);
+  if (illFormed.length > 0) {
+    throw new ApiError(
+      400,
+      illFormed.map((field) => `${field} must be well-formed Unicode text (it contains a lone surrogate)`).join("; "),
+      { code: "request.invalid" },
+    );
+  }
+  return body;
 }

@@ -2,7 +2,7 @@ import type { Context } from "koa";
 import type { ConversationMessage, SendNotificationRequest, SendNotificationResponse } from "@platform/proto/notify/v1";
 import { ApiError, callService as call } from "./api-error.js";
 import { readJsonBody } from "./json-body.js";
-import { tenantIdOf, type TenantRoute } from "./tenant-routes.js";
+import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
 
 /** Seconds a partner should wait after partner.channel_rate_limited before retrying with the same key. */
 export const CHANNEL_RETRY_AFTER_SECONDS = 5;
@@ -107,7 +107,7 @@ function pageQuery(ctx: Context): { limit: number; cursor: string } {
   return { limit: parsed, cursor: cursor ?? "" };
 }
 
-const requestIdOf = (ctx: Context) => ({ requestId: ctx.state.requestId as string });
+const tag = "notifications";
 
 /** Notifications and conversation transcripts: their rows of the tenant interface's route table. */
 export const notificationRoutes: TenantRoute[] = [
@@ -117,11 +117,28 @@ export const notificationRoutes: TenantRoute[] = [
     path: "/api/v1/tenants/:tenantId/notifications",
     scope: "notification:send",
     mutation: true,
-    summary:
-      "Send a pre-approved template message to a customer's phone, once per Idempotency-Key, and record it " +
-      "on the customer's conversation transcript. `state` sent is not proof that the recipient read it.",
+    tag,
+    summary: "Send a template message to a customer's phone.",
+    description:
+      "Sends a pre-approved template message once per Idempotency-Key and records it on the customer's " +
+      "conversation transcript. `state` sent is not proof that the recipient read it. A 409 " +
+      "`partner.action_outcome_unknown` means the message may or may not have gone out: read the transcript " +
+      "before sending again; a repeat with the same key never sends twice.",
     requestSchema: "NotificationRequest",
     responseSchema: "NotificationResult",
+    problems: [
+      "partner.notification_invalid",
+      "partner.notification_recipient_invalid",
+      "account.tenant_not_activated",
+      "account.testing_allowance_exhausted",
+      "partner.channel_not_ready",
+      "partner.recipient_opted_out",
+      "partner.recipient_undeliverable",
+      "partner.template_unavailable",
+      "partner.channel_send_failed",
+      "partner.action_outcome_unknown",
+      "partner.channel_rate_limited",
+    ],
     async handle(ctx, deps) {
       const request = toSendNotificationRequest(
         await readJsonBody(ctx),
@@ -130,7 +147,10 @@ export const notificationRoutes: TenantRoute[] = [
       );
       let response: SendNotificationResponse;
       try {
-        response = await call(deps.notify.sendNotification(request, requestIdOf(ctx)));
+        response = await call(deps.notify.sendNotification(request, requestIdOf(ctx)), {
+          idempotencyKey: request.idempotencyKey,
+          howToCheck: "The notification may have been sent: read the conversation transcript before sending it again",
+        });
       } catch (error) {
         if (error instanceof ApiError && error.options.code === "partner.channel_rate_limited") {
           throw new ApiError(error.status, error.message, {
@@ -150,9 +170,11 @@ export const notificationRoutes: TenantRoute[] = [
     path: "/api/v1/tenants/:tenantId/conversations/:to/messages",
     scope: "tenant:read",
     mutation: false,
-    summary:
-      "Read a customer's conversation transcript, newest first: each notification's rendered text, its state " +
-      "(sent, unknown, failed) and actor references. Pass `nextCursor` back as `cursor` until it is null.",
+    tag,
+    summary: "Read a customer's conversation transcript.",
+    description:
+      "Newest first: each notification's rendered text, its state (sent, unknown, failed) and actor " +
+      "references. Pass `nextCursor` back as `cursor` until it is null.",
     parameters: [
       {
         name: "to",
@@ -170,6 +192,7 @@ export const notificationRoutes: TenantRoute[] = [
       { name: "cursor", in: "query", required: false, schema: { type: "string", maxLength: 200 } },
     ],
     responseSchema: "ConversationMessages",
+    problems: ["partner.notification_recipient_invalid"],
     async handle(ctx, deps) {
       const { limit, cursor } = pageQuery(ctx);
       const to = String((ctx.params as Record<string, string>).to ?? "");

@@ -2,9 +2,9 @@ import type { Context } from "koa";
 import type { ApiError } from "./api-error.js";
 
 /**
- * Every problem code the tenant interface answers with, its HTTP status and its stable title.
- * Partners branch on `code`; `title` and `detail` are for people and may change. The OpenAPI
- * document lists these codes, and a test checks that every one is documented.
+ * Every problem code the tenant interface answers with, its HTTP status and its stable title: the
+ * one catalogue. Partners branch on `code`; `title` and `detail` are for people and may change.
+ * The OpenAPI document lists, per operation and status, the codes that operation can produce.
  */
 export const problemCodes = {
   "request.invalid": { status: 400, title: "The request is invalid" },
@@ -39,6 +39,38 @@ export const problemCodes = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof problemCodes;
+
+/**
+ * Which codes an operation can produce, by what it has (see `problemCodesOf` in tenant-route.ts).
+ * Every tenant route passes the edge: rate limit, key, scope, tenant grant, a downstream call, and
+ * a 405 for the other methods on its path.
+ */
+export const edgeProblemCodes = [
+  "auth.key_missing",
+  "auth.key_invalid",
+  "auth.scope_missing",
+  "tenant.not_found",
+  "request.invalid",
+  "request.method_not_allowed",
+  "request.rate_limited",
+  "service.internal_error",
+  "service.unavailable",
+] as const satisfies readonly ProblemCode[];
+
+/** Routes with a JSON request body (json-body.ts). */
+export const bodyProblemCodes = [
+  "request.body_invalid",
+  "request.body_too_large",
+  "request.unsupported_media_type",
+] as const satisfies readonly ProblemCode[];
+
+/** Mutations: the Idempotency-Key header and the owning service's idempotency record. */
+export const idempotencyProblemCodes = [
+  "request.idempotency_key_required",
+  "request.idempotency_key_invalid",
+  "idempotency.in_progress",
+  "idempotency.key_reused",
+] as const satisfies readonly ProblemCode[];
 
 /** The code used when an error carries none of its own. */
 const codeForStatus: Record<number, ProblemCode> = {

@@ -54,4 +54,36 @@ describe("TokenBuckets", () => {
     buckets.evictIdle();
     expect(buckets.size).toBe(0);
   });
+
+  it.each([
+    [{ ratePerSecond: 50, burst: 100, replicas: 1 }, 100, 2],
+    [{ ratePerSecond: 0.1, burst: 6, replicas: 1 }, 6, 60],
+    [{ ratePerSecond: 0.1, burst: 6, replicas: 2 }, 3, 60],
+    [{ ratePerSecond: 1000, burst: 1000, replicas: 1 }, 1000, 1],
+    [{ ratePerSecond: 50, burst: 10, replicas: 1 }, 10, 1],
+    [{ ratePerSecond: 2, burst: 7, replicas: 1 }, 7, 4],
+  ])("describes %j as q=%i per w=%i s", (policy, quota, window) => {
+    const buckets = new TokenBuckets(policy, clock().now);
+    expect({ q: buckets.capacity, w: buckets.windowSeconds }).toEqual({ q: quota, w: window });
+  });
+
+  it.each([
+    { ratePerSecond: 50, burst: 100, replicas: 1 },
+    { ratePerSecond: 2, burst: 7, replicas: 1 },
+    { ratePerSecond: 50, burst: 10, replicas: 1 },
+  ])("never refuses a client that keeps to q per w (%j)", (policy) => {
+    const time = clock();
+    const buckets = new TokenBuckets(policy, time.now);
+    const q = buckets.capacity;
+    const windowMs = buckets.windowSeconds * 1000;
+    const sent: number[] = [];
+    // Greedy: send whenever fewer than q requests fall in the last w seconds, for 10 windows.
+    for (let step = 0; step < 10 * windowMs; step += 5) {
+      while (sent.filter((at) => at > time.now() - windowMs).length < q) {
+        expect(buckets.take("k").allowed, `refused at ${time.now()} ms`).toBe(true);
+        sent.push(time.now());
+      }
+      time.advance(5);
+    }
+  });
 });

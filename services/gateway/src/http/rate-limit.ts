@@ -24,6 +24,14 @@ export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
   readonly rate: number;
   readonly capacity: number;
+  /**
+   * The policy as the IETF draft's quota `q` per window `w` (whole seconds): `q` is the bucket
+   * size and `w` the time the bucket takes to refill from empty, rounded up. A client that sends
+   * at most `q` requests in any `w` seconds is never refused; `q` at once is the burst and `q/w`
+   * the sustained rate (exact when the bucket refills in a whole number of seconds, else a little
+   * under it, never over).
+   */
+  readonly windowSeconds: number;
 
   constructor(
     policy: RateLimitPolicy,
@@ -31,6 +39,8 @@ export class TokenBuckets {
   ) {
     this.rate = policy.ratePerSecond / policy.replicas;
     this.capacity = Math.max(1, Math.floor(policy.burst / policy.replicas));
+    // The epsilon keeps float noise (6 / 0.1 = 60.000000000000004) from adding a second.
+    this.windowSeconds = Math.max(1, Math.ceil(this.capacity / this.rate - 1e-9));
   }
 
   /** Takes one token if there is one; says what is left and when the bucket is full again. */
@@ -62,14 +72,20 @@ export class TokenBuckets {
   }
 }
 
+/** The `RateLimit-Policy` value these buckets enforce (also declared in the OpenAPI documents). */
+export function rateLimitPolicyHeader(buckets: TokenBuckets): string {
+  return `"default";q=${buckets.capacity};w=${buckets.windowSeconds}`;
+}
+
 /**
- * Rate limiting for the tenant interface, with the IETF draft's structured headers on every
- * response: `RateLimit-Policy: "default";q=<burst>;w=1` and `RateLimit: "default";r=<left>;t=<s>`.
+ * Rate limiting for both interfaces, with the IETF draft's structured headers on every response:
+ * `RateLimit-Policy: "default";q=<bucket size>;w=<seconds to refill it>` and
+ * `RateLimit: "default";r=<tokens left>;t=<seconds until the bucket is full again>`.
  * Callers are API key ids when the Authorization header carries a well-formed key, else the
  * client address. Over the limit: 429 request.rate_limited with Retry-After = t.
  */
 export function rateLimit(buckets: TokenBuckets, callerOf: (ctx: Parameters<Middleware>[0]) => string): Middleware {
-  const policyHeader = `"default";q=${buckets.capacity};w=1`;
+  const policyHeader = rateLimitPolicyHeader(buckets);
   return async (ctx, next) => {
     const { allowed, remaining, resetSeconds } = buckets.take(callerOf(ctx));
     ctx.set("RateLimit-Policy", policyHeader);

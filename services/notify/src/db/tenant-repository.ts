@@ -34,8 +34,28 @@ export interface TenantRepository {
   /** Applies `change` to the current record under a row lock and bumps the version. */
   update(id: string, change: (tenant: Tenant) => Tenant): Promise<Tenant>;
   setUsageLimits(trx: Knex.Transaction, tenantId: string, softCap: number, hardCap: number): Promise<UsageLimits>;
+  /** The tenant's limits; undefined when it never set any. Throws TenantNotFoundError. */
+  getUsageLimits(tenantId: string): Promise<UsageLimits | undefined>;
   /** Records (or withdraws) a recipient's opt-out of this tenant's messages; `recipient` is digits. */
   setOptOut(tenantId: string, recipient: string, optedOut: boolean): Promise<void>;
+}
+
+interface UsageLimitsRow {
+  tenant_id: string;
+  soft_cap: string;
+  hard_cap: string;
+  version: string;
+  updated_at: Date;
+}
+
+function toUsageLimits(row: UsageLimitsRow): UsageLimits {
+  return {
+    tenantId: row.tenant_id,
+    softCap: Number(row.soft_cap),
+    hardCap: Number(row.hard_cap),
+    version: Number(row.version),
+    updatedAt: row.updated_at,
+  };
 }
 
 export function createTenantRepository(db: Knex): TenantRepository {
@@ -85,14 +105,23 @@ export function createTenantRepository(db: Knex): TenantRepository {
           version: trx.raw("usage_limits.version + 1"),
           updated_at: trx.fn.now(),
         })
-        .returning<{ tenant_id: string; soft_cap: string; hard_cap: string; version: string; updated_at: Date }[]>("*");
-      return {
-        tenantId: row!.tenant_id,
-        softCap: Number(row!.soft_cap),
-        hardCap: Number(row!.hard_cap),
-        version: Number(row!.version),
-        updatedAt: row!.updated_at,
-      };
+        .returning<UsageLimitsRow[]>("*");
+      return toUsageLimits(row!);
+    },
+    async getUsageLimits(tenantId) {
+      const row = await db("tenants")
+        .leftJoin("usage_limits", "usage_limits.tenant_id", "tenants.id")
+        .first<{ id: string } & Partial<UsageLimitsRow>>(
+          "tenants.id",
+          "usage_limits.tenant_id",
+          "usage_limits.soft_cap",
+          "usage_limits.hard_cap",
+          "usage_limits.version",
+          "usage_limits.updated_at",
+        )
+        .where("tenants.id", tenantId);
+      if (!row) throw new TenantNotFoundError();
+      return row.tenant_id === null || row.tenant_id === undefined ? undefined : toUsageLimits(row as UsageLimitsRow);
     },
     async setOptOut(tenantId, recipient, optedOut) {
       const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });

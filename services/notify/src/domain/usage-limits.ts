@@ -16,16 +16,21 @@ export class InvalidUsageLimitsError extends InvalidArgumentError {
   }
 }
 
-/** Caps are whole token counts, 0 to 2^53-1, with the soft cap not above the hard cap. */
+/**
+ * Caps are whole token counts, 0 to 2^53-1, with the soft cap not above the hard cap. Every
+ * problem found is named in one message, separated by "; ".
+ */
 export function validateUsageLimits(softCap: number, hardCap: number): { softCap: number; hardCap: number } {
+  const problems: string[] = [];
   for (const [name, value] of [
     ["softCap", softCap],
     ["hardCap", hardCap],
   ] as const) {
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new InvalidUsageLimitsError(`${name} must be a whole number of tokens from 0 to 9007199254740991`);
+      problems.push(`${name} must be a whole number of tokens from 0 to 9007199254740991`);
     }
   }
-  if (softCap > hardCap) throw new InvalidUsageLimitsError("softCap must not be greater than hardCap");
+  if (problems.length === 0 && softCap > hardCap) problems.push("softCap must not be greater than hardCap");
+  if (problems.length > 0) throw new InvalidUsageLimitsError(problems.join("; "));
   return { softCap, hardCap };
 }

@@ -123,6 +123,10 @@ export function createTenantService(deps: {
       );
       return { limits: toProtoLimits(outcome.result), replayed: outcome.replayed };
     },
+    async getUsageLimits(request) {
+      const limits = await deps.tenants.getUsageLimits(requireTenantId(request.tenantId));
+      return { limits: limits === undefined ? undefined : toProtoLimits(toStoredLimits(limits)) };
+    },
     async setRecipientConsent(request, { logger }) {
       const tenantId = requireTenantId(request.tenantId);
       const recipient = parseRecipient(request.to);

@@ -1,0 +1,146 @@
+/**
+ * What `npm start` tells each service: its own environment passed through, with the stack's
+ * values (database, NATS, secrets key, listeners, downstream addresses) laid over it.
+ */
+
+export type Environment = Record<string, string | undefined>;
+
+export type StackServiceName = "catalog" | "notify" | "webhooks" | "gateway";
+
+/** One port the stack binds: the launcher's variable, and what the service calls it. */
+export interface StackPort {
+  /** The variable the operator sets for `npm start` (`CATALOG_GRPC_PORT`). */
+  variable: string;
+  service: StackServiceName;
+  /** The variable the service itself reads (`GRPC_PORT`). */
+  serviceVariable: "PORT" | "GRPC_PORT" | "METRICS_PORT";
+  /** The field of the service's listening line that tells the bound port. */
+  listeningField: "port" | "grpcPort" | "metricsPort";
+  fallback: number;
+}
+
+export const STACK_PORTS: readonly StackPort[] = [
+  { variable: "PORT", service: "gateway", serviceVariable: "PORT", listeningField: "port", fallback: 8080 },
+  {
+    variable: "GATEWAY_METRICS_PORT",
+    service: "gateway",
+    serviceVariable: "METRICS_PORT",
+    listeningField: "metricsPort",
+    fallback: 9464,
+  },
+  {
+    variable: "CATALOG_GRPC_PORT",
+    service: "catalog",
+    serviceVariable: "GRPC_PORT",
+    listeningField: "grpcPort",
+    fallback: 50051,
+  },
+  {
+    variable: "CATALOG_METRICS_PORT",
+    service: "catalog",
+    serviceVariable: "METRICS_PORT",
+    listeningField: "metricsPort",
+    fallback: 9465,
+  },
+  {
+    variable: "NOTIFY_GRPC_PORT",
+    service: "notify",
+    serviceVariable: "GRPC_PORT",
+    listeningField: "grpcPort",
+    fallback: 50052,
+  },
+  {
+    variable: "NOTIFY_METRICS_PORT",
+    service: "notify",
+    serviceVariable: "METRICS_PORT",
+    listeningField: "metricsPort",
+    fallback: 9466,
+  },
+  {
+    variable: "WEBHOOKS_GRPC_PORT",
+    service: "webhooks",
+    serviceVariable: "GRPC_PORT",
+    listeningField: "grpcPort",
+    fallback: 50053,
+  },
+  {
+    variable: "WEBHOOKS_METRICS_PORT",
+    service: "webhooks",
+    serviceVariable: "METRICS_PORT",
+    listeningField: "metricsPort",
+    fallback: 9467,
+  },
+];
+
+/** Every listener `npm start` creates binds this address: loopback unless the operator says otherwise. */
+export const DEFAULT_BIND_HOST = "127.0.0.1";
+
+export class StackSettingError extends Error {
+  override name = "StackSettingError";
+}
+
+/** A port the stack will ask for: the configured number (0 = any free port) and its variable. */
+export interface ConfiguredPort extends StackPort {
+  port: number;
+}
+
+/** The ports `npm start` binds, from the launcher's environment; throws naming each bad variable. */
+export function configuredPorts(environment: Environment): ConfiguredPort[] {
+  const bad: string[] = [];
+  const ports = STACK_PORTS.map((entry) => {
+    const text = environment[entry.variable];
+    const port = text === undefined || text === "" ? entry.fallback : Number(text);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) bad.push(`${entry.variable}=${JSON.stringify(text)}`);
+    return { ...entry, port };
+  });
+  if (bad.length > 0) throw new StackSettingError(`not a port (0-65535): ${bad.join(", ")}`);
+  return ports;
+}
+
+/** STACK_BIND_HOST, else 127.0.0.1. HOST / GRPC_HOST / METRICS_HOST in the environment do not count (shells set HOST). */
+export function bindHost(environment: Environment): string {
+  const host = environment.STACK_BIND_HOST;
+  return host === undefined || host === "" ? DEFAULT_BIND_HOST : host;
+}
+
+/** The values the stack decides for every service; they win over the launcher's environment. */
+export interface StackValues {
+  databaseUrl: string;
+  natsUrl: string | undefined;
+  secretsKey: string;
+  bindHost: string;
+}
+
+/**
+ * One service's environment: the launcher's own (every documented setting, and every later one,
+ * reaches the service), then LOG_LEVEL=info if unset, then the stack's values, which win.
+ * `ports` are the service's own (`GRPC_PORT`, `METRICS_PORT` / `PORT`); `extra` the gateway's
+ * downstream addresses.
+ */
+export function serviceEnvironment(
+  launcher: Environment,
+  stack: StackValues,
+  ports: Record<string, number>,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const passed: Record<string, string> = {};
+  for (const [name, value] of Object.entries(launcher)) if (value !== undefined) passed[name] = value;
+  return {
+    LOG_LEVEL: "info",
+    ...passed,
+    DATABASE_URL: stack.databaseUrl,
+    ...(stack.natsUrl === undefined ? {} : { NATS_URL: stack.natsUrl }),
+    SECRETS_KEY: stack.secretsKey,
+    HOST: stack.bindHost,
+    GRPC_HOST: stack.bindHost,
+    METRICS_HOST: stack.bindHost,
+    ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
+    ...extra,
+  };
+}
+
+/** host:port to reach a listener bound to `host` from this machine (a wildcard is reached on loopback). */
+export function localAddress(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return reachable.includes(":") ? `[${reachable}]:${port}` : `${reachable}:${port}`;
+}
