@@ -1,4 +1,5 @@
 import { ConfigError } from "@platform/service-kit/config";
+import { redactConfiguration } from "@platform/service-kit/logger";
 import { describe, expect, it } from "vitest";
 import { defaultWhatsAppTemplates, loadNotifyConfig } from "./config.js";
 
@@ -22,6 +23,18 @@ describe("notify configuration", () => {
       WHATSAPP_PHONE_NUMBER_ID: "1065",
     });
     expect(config.WHATSAPP_API_BASE_URL).toMatch(/^https:\/\//);
+  });
+
+  it("never prints the WhatsApp access token in the start-up configuration line", () => {
+    const config = loadNotifyConfig({
+      NOTIFY_CHANNEL_PROVIDER: "whatsapp",
+      WHATSAPP_ACCESS_TOKEN: "EAAG-secret-token",
+      WHATSAPP_PHONE_NUMBER_ID: "1065",
+    });
+    const logged = redactConfiguration(config);
+    expect(logged.WHATSAPP_ACCESS_TOKEN).toBe("[redacted]");
+    expect(logged.WHATSAPP_PHONE_NUMBER_ID).toBe("1065");
+    expect(JSON.stringify(logged)).not.toContain("EAAG-secret-token");
   });
 
   it("merges WHATSAPP_TEMPLATES over the defaults and refuses unknown types or malformed JSON", () => {
