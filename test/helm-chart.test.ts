@@ -111,6 +111,22 @@ describe("the Helm chart (real helm)", () => {
     expect(gateway.spec.replicas).toBe(3);
   });
 
+  it("sends through WhatsApp only when given the access token's Secret, never putting the token in the manifest", async () => {
+    const notifyEnv = async (...sets: string[]) =>
+      ofKind(await render(...sets), "Deployment").find((d) => component(d) === "notify")!.spec.template.spec
+        .containers[0].env as { name: string; value?: string; valueFrom?: any }[];
+    expect((await notifyEnv()).map((e) => e.name)).not.toContain("WHATSAPP_ACCESS_TOKEN");
+    const env = await notifyEnv("notify.whatsapp.existingSecret=wa", "notify.whatsapp.phoneNumberId=1065");
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: "NOTIFY_CHANNEL_PROVIDER", value: "whatsapp" },
+        { name: "WHATSAPP_ACCESS_TOKEN", valueFrom: { secretKeyRef: { name: "wa", key: "access-token" } } },
+        { name: "WHATSAPP_PHONE_NUMBER_ID", value: "1065" },
+      ]),
+    );
+    await expect(render("notify.whatsapp.existingSecret=wa")).rejects.toThrow(/phoneNumberId is required/);
+  });
+
   it("binds every listener in every pod to all interfaces (the services default to loopback)", async () => {
     for (const deployment of ofKind(await render(), "Deployment")) {
       const env = Object.fromEntries(

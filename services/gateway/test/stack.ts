@@ -18,13 +18,18 @@ export interface TestStack {
   /** Runs the admin CLI against this stack's database; resolves with its parsed JSON output. */
   admin(...args: string[]): Promise<Record<string, unknown>>;
   startCatalog(): Promise<ServiceProcess>;
+  /** Starts notify again on the same gRPC port (after a test stopped or killed it). */
+  restartNotify(): Promise<ServiceProcess>;
   /** Another gateway replica over the same services and database; stopped with the stack. */
   startGateway(env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
 /** catalog, notify and gateway as separate processes over a scratch database, on free ports. */
-export async function startTestStack(extraGatewayEnv: Record<string, string> = {}): Promise<TestStack> {
+export async function startTestStack(
+  extraGatewayEnv: Record<string, string> = {},
+  extraNotifyEnv: Record<string, string> = {},
+): Promise<TestStack> {
   const scratch = await createScratchDatabase("gw");
   const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", METRICS_HOST: "127.0.0.1", LOG_LEVEL: "debug" };
   let catalogPort = 0;
@@ -65,7 +70,7 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
       startServiceProcess({
         name: "notify",
         entry: entry("notify"),
-        env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0" },
+        env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...extraNotifyEnv },
       }),
     ]);
     stack.gateway = await startGateway(extraGatewayEnv);
@@ -81,6 +86,19 @@ export async function startTestStack(extraGatewayEnv: Record<string, string> = {
     metricsUrl: `http://127.0.0.1:${gateway.listening.metricsPort as number}/metrics`,
     startCatalog,
     startGateway,
+    async restartNotify(this: TestStack) {
+      this.notify = await startServiceProcess({
+        name: "notify",
+        entry: entry("notify"),
+        env: {
+          ...common,
+          GRPC_HOST: "127.0.0.1",
+          GRPC_PORT: String(this.notify.listening.grpcPort),
+          ...extraNotifyEnv,
+        },
+      });
+      return this.notify;
+    },
     async admin(...args) {
       const { stdout } = await run(process.execPath, [entry("gateway", "cli/admin.js"), ...args], {
         env: {

@@ -55,15 +55,34 @@ describe("tenant interface edge", () => {
     return { res, body };
   }
 
+  /** The customer's phone number in the routes that have a {to} segment. */
+  const recipient = "+447700900123";
+
+  /** A body each route with a request schema accepts, by operationId. */
+  const validBodies: Record<string, unknown> = {
+    setUsageLimits: { softCap: 10, hardCap: 20 },
+    sendNotification: {
+      to: recipient,
+      type: "reminder",
+      clientName: "Ana",
+      businessName: "Paws & Co",
+      serviceName: "grooming",
+      when: "Mon 3 May 10:00",
+      actor: { actorReference: "edge-walk" },
+    },
+  };
+
   /** A request that is right in every way but the one a test varies. */
   function requestFor(route: TenantRoute, tenantId: string, key: string | null = keys.full!) {
-    const path = route.path.replace(":tenantId", tenantId);
+    const path = route.path.replace(":tenantId", tenantId).replace(":to", encodeURIComponent(recipient));
+    expect(path, `${route.operationId}: a path parameter the walk does not fill`).not.toMatch(/\/:/);
     const headers: Record<string, string> = {};
     let body: string | undefined;
     if (route.mutation) headers["idempotency-key"] = `walk-${Date.now()}-${counter++}`;
     if (route.requestSchema) {
+      expect(validBodies[route.operationId], `${route.operationId}: no valid body in the walk`).toBeDefined();
       headers["content-type"] = "application/json";
-      body = JSON.stringify({ softCap: 10, hardCap: 20 });
+      body = JSON.stringify(validBodies[route.operationId]);
     }
     return call(route.method, path, { key, headers, body });
   }

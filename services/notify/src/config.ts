@@ -1,24 +1,97 @@
 import { z } from "zod";
 import { env, loadConfig, type Environment } from "@platform/service-kit/config";
+import { notificationTypes, type NotificationType } from "./domain/notification.js";
 
-const schema = z.object({
-  DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
-  DATABASE_POOL_MAX: env.positiveInt(10),
-  GRPC_HOST: env.host("127.0.0.1"),
-  GRPC_PORT: env.port(50052),
-  METRICS_HOST: env.host("127.0.0.1"),
-  METRICS_PORT: env.port(9466),
-  LOG_LEVEL: env.logLevel(),
-  SHUTDOWN_GRACE: env.duration(25_000),
-  MIGRATE_ON_START: z
-    .enum(["true", "false"])
-    .default("true")
-    .transform((v) => v === "true"),
-  /** How long an Idempotency-Key is remembered. */
-  IDEMPOTENCY_TTL: env.duration(24 * 3_600_000),
-  /** How often expired idempotency keys are purged. */
-  IDEMPOTENCY_PURGE_INTERVAL: env.duration(10 * 60_000),
-});
+/** Default WhatsApp template per notification type; WHATSAPP_TEMPLATES overrides any of them. */
+export const defaultWhatsAppTemplates: Record<NotificationType, { name: string; language: string }> = {
+  reminder: { name: "appointment_reminder", language: "en_US" },
+  no_show: { name: "appointment_no_show", language: "en_US" },
+  cancelled: { name: "appointment_cancelled", language: "en_US" },
+  rescheduled: { name: "appointment_rescheduled", language: "en_US" },
+  update: { name: "business_update", language: "en_US" },
+};
+
+const whatsAppTemplates = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === "") return defaultWhatsAppTemplates;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {
+      ctx.addIssue({ code: "custom", message: 'must be JSON such as {"reminder":{"name":"...","language":"en_US"}}' });
+      return z.NEVER;
+    }
+    const entry = z.object({
+      name: z.string().regex(/^[a-z0-9_]{1,512}$/),
+      language: z.string().regex(/^[A-Za-z_]{2,10}$/),
+    });
+    const result = z.partialRecord(z.enum(notificationTypes), entry).safeParse(parsed);
+    if (!result.success) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must map ${notificationTypes.join(", ")} to {name, language}: ${result.error.issues[0]?.message ?? ""}`,
+      });
+      return z.NEVER;
+    }
+    return { ...defaultWhatsAppTemplates, ...result.data };
+  });
+
+const schema = z
+  .object({
+    DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
+    DATABASE_POOL_MAX: env.positiveInt(10),
+    GRPC_HOST: env.host("127.0.0.1"),
+    GRPC_PORT: env.port(50052),
+    METRICS_HOST: env.host("127.0.0.1"),
+    METRICS_PORT: env.port(9466),
+    LOG_LEVEL: env.logLevel(),
+    SHUTDOWN_GRACE: env.duration(25_000),
+    MIGRATE_ON_START: z
+      .enum(["true", "false"])
+      .default("true")
+      .transform((v) => v === "true"),
+    /** How long an Idempotency-Key is remembered. */
+    IDEMPOTENCY_TTL: env.duration(24 * 3_600_000),
+    /** How often expired idempotency keys are purged. */
+    IDEMPOTENCY_PURGE_INTERVAL: env.duration(10 * 60_000),
+    /**
+     * How long a send holds its Idempotency-Key before a retry may settle it as outcome unknown
+     * (the sender died between recording the command and recording the provider's answer). Must
+     * exceed WHATSAPP_TIMEOUT so a live send is never settled under it.
+     */
+    NOTIFICATION_LEASE: env.duration(30_000),
+    /** sandbox (default): accept and record, send nothing; whatsapp: the WhatsApp Business Cloud API. */
+    NOTIFY_CHANNEL_PROVIDER: z.enum(["sandbox", "whatsapp"]).default("sandbox"),
+    /** Secret. A system-user access token with whatsapp_business_messaging permission. */
+    WHATSAPP_ACCESS_TOKEN: z.string().optional(),
+    WHATSAPP_PHONE_NUMBER_ID: z
+      .string()
+      .regex(/^[0-9A-Za-z_-]{1,64}$/)
+      .optional(),
+    WHATSAPP_API_BASE_URL: z
+      .string()
+      .default("https://graph.facebook.com/v21.0")
+      .refine((v) => /^https?:\/\/[^\s]+$/.test(v), "must be an http(s) URL"),
+    WHATSAPP_TEMPLATES: whatsAppTemplates,
+    /**
+     * Deadline of one provider request; past it the outcome is unknown. Kept below the gateway's
+     * UPSTREAM_TIMEOUT (5 s) so the partner hears "unknown" rather than "unavailable".
+     */
+    WHATSAPP_TIMEOUT: env.duration(3_000),
+  })
+  .superRefine((config, ctx) => {
+    if (config.NOTIFY_CHANNEL_PROVIDER === "whatsapp") {
+      for (const name of ["WHATSAPP_ACCESS_TOKEN", "WHATSAPP_PHONE_NUMBER_ID"] as const) {
+        if (!config[name])
+          ctx.addIssue({ code: "custom", path: [name], message: "is required when NOTIFY_CHANNEL_PROVIDER=whatsapp" });
+      }
+    }
+    if (config.NOTIFICATION_LEASE <= config.WHATSAPP_TIMEOUT) {
+      ctx.addIssue({ code: "custom", path: ["NOTIFICATION_LEASE"], message: "must be longer than WHATSAPP_TIMEOUT" });
+    }
+  });
 
 export type NotifyConfig = z.infer<typeof schema>;
 export const NOTIFY_SCHEMA = "notify";

@@ -1,16 +1,36 @@
-import { TenantServiceService } from "@platform/proto/notify/v1";
+import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import pg from "pg";
 import { migrations } from "../migrations/index.js";
-import { loadNotifyConfig, NOTIFY_SCHEMA } from "./config.js";
+import { createSandboxChannel } from "./channel/sandbox-channel.js";
+import { createWhatsAppChannel } from "./channel/whatsapp-channel.js";
+import { loadNotifyConfig, NOTIFY_SCHEMA, type NotifyConfig } from "./config.js";
+import { createNotificationStore } from "./db/notification-store.js";
 import { createTenantRepository } from "./db/tenant-repository.js";
+import type { ChannelProvider } from "./domain/channel-provider.js";
+import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
+import { createNotificationMetrics } from "./grpc/notification-metrics.js";
+import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";
 
 const bootLogger = createLogger("notify", "info");
+
+/** NOTIFY_CHANNEL_PROVIDER picks the adapter; config validation guarantees whatsapp's settings. */
+function channelProvider(config: NotifyConfig): ChannelProvider {
+  if (config.NOTIFY_CHANNEL_PROVIDER === "sandbox") return createSandboxChannel();
+  return createWhatsAppChannel({
+    baseUrl: config.WHATSAPP_API_BASE_URL,
+    phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID!,
+    accessToken: config.WHATSAPP_ACCESS_TOKEN!,
+    templates: config.WHATSAPP_TEMPLATES,
+    timeoutMs: config.WHATSAPP_TIMEOUT,
+  });
+}
 
 async function main() {
   const config = loadNotifyConfig(process.env);
@@ -25,8 +45,19 @@ async function main() {
     logger,
   });
 
+  // The send path's own pool: prepared statements on plain pg connections, same schema.
+  const sendPool = new pg.Pool({
+    connectionString: config.DATABASE_URL,
+    max: config.DATABASE_POOL_MAX,
+    options: `-c search_path=${NOTIFY_SCHEMA}`,
+    application_name: "notify-send",
+    connectionTimeoutMillis: 5_000,
+  });
+  sendPool.on("error", (error) => logger.warn({ err: error }, "an idle send-path connection failed; it is replaced"));
+
   const registry = createMetricsRegistry("notify");
   const instrumentation = createGrpcInstrumentation(logger, registry);
+  const provider = channelProvider(config);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
@@ -44,6 +75,21 @@ async function main() {
           instrumentation,
         ),
       },
+      {
+        definition: NotificationServiceService,
+        implementation: instrumentService(
+          NotificationServiceService,
+          createNotificationService({
+            store: createNotificationStore(db, sendPool),
+            provider,
+            metrics: createNotificationMetrics(registry),
+            leaseMs: config.NOTIFICATION_LEASE,
+            ttlMs: config.IDEMPOTENCY_TTL,
+            testingAllowance: TESTING_ALLOWANCE_PER_MONTH,
+          }),
+          instrumentation,
+        ),
+      },
     ],
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
@@ -56,11 +102,12 @@ async function main() {
   }, config.IDEMPOTENCY_PURGE_INTERVAL);
   purge.unref();
 
-  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     clearInterval(purge);
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await metrics.close();
+    await sendPool.end();
     await db.destroy();
   });
 }

@@ -59,6 +59,17 @@ app.kubernetes.io/component: {{ .service }}
 - name: NATS_URL
   value: {{ .root.Values.nats.url | quote }}
 {{- end }}
+{{- if and (eq .service "notify") $v.whatsapp $v.whatsapp.existingSecret }}
+- name: NOTIFY_CHANNEL_PROVIDER
+  value: "whatsapp"
+- name: WHATSAPP_ACCESS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $v.whatsapp.existingSecret }}
+      key: {{ $v.whatsapp.tokenKey }}
+- name: WHATSAPP_PHONE_NUMBER_ID
+  value: {{ required "notify.whatsapp.phoneNumberId is required with notify.whatsapp.existingSecret" $v.whatsapp.phoneNumberId | quote }}
+{{- end }}
 {{- if eq .service "webhooks" }}
 - name: SECRETS_KEY
   valueFrom:

@@ -179,6 +179,94 @@ export interface GetUsageLimitsResponse {
   limits: UsageLimits | undefined;
 }
 
+export interface SetRecipientConsentRequest {
+  tenantId: string;
+  /** Phone number, 8-15 digits with an optional leading "+". */
+  to: string;
+  optedOut: boolean;
+}
+
+export interface SetRecipientConsentResponse {
+  tenantId: string;
+  /** Digits only. */
+  recipient: string;
+  optedOut: boolean;
+}
+
+/** Who asked for a notification (spec 2.3): the partner's references, stored on the transcript. */
+export interface Actor {
+  actorReference?: string | undefined;
+  delegationReference?: string | undefined;
+}
+
+/**
+ * A notification request as the partner sent it. The gateway maps the JSON members of the body
+ * to these fields without judging them; notify validates (types, required fields, lengths,
+ * retired and scheduling fields).
+ */
+export interface SendNotificationRequest {
+  tenantId: string;
+  /** The partner's Idempotency-Key. */
+  idempotencyKey: string;
+  to?: string | undefined;
+  type?: string | undefined;
+  clientName?: string | undefined;
+  businessName?: string | undefined;
+  serviceName?: string | undefined;
+  when?: string | undefined;
+  newWhen?: string | undefined;
+  message?:
+    | string
+    | undefined;
+  /** Absent when the request had no actor (or a null one). */
+  actor:
+    | Actor
+    | undefined;
+  /** Names of the body's members that are not notification request fields. */
+  otherFields: string[];
+}
+
+export interface SendNotificationResponse {
+  notificationId: string;
+  /** "sent". */
+  state: string;
+  type: string;
+  /** RFC 3339 UTC. */
+  createdAt: string;
+  /** True when this answer replays the first execution of the same idempotency key. */
+  replayed: boolean;
+}
+
+export interface ListConversationMessagesRequest {
+  tenantId: string;
+  /** Phone number, 8-15 digits with an optional leading "+". */
+  to: string;
+  /** 1-100; 0 means the default (20). */
+  limit: number;
+  /** Opaque; empty for the first (newest) page. */
+  cursor: string;
+}
+
+export interface ConversationMessage {
+  id: string;
+  notificationId: string;
+  type: string;
+  text: string;
+  /** "sent", "unknown" or "failed". */
+  state: string;
+  actorReference: string;
+  delegationReference?: string | undefined;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ListConversationMessagesResponse {
+  /** Newest first. */
+  messages: ConversationMessage[];
+  /** Empty when there are no more. */
+  nextCursor: string;
+}
+
 function createBaseTenant(): Tenant {
   return {
     id: "",
@@ -1521,6 +1609,1189 @@ export const GetUsageLimitsResponse: MessageFns<GetUsageLimitsResponse> = {
   },
 };
 
+function createBaseSetRecipientConsentRequest(): SetRecipientConsentRequest {
+  return { tenantId: "", to: "", optedOut: false };
+}
+
+export const SetRecipientConsentRequest: MessageFns<SetRecipientConsentRequest> = {
+  encode(message: SetRecipientConsentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.to !== "") {
+      writer.uint32(18).string(message.to);
+    }
+    if (message.optedOut !== false) {
+      writer.uint32(24).bool(message.optedOut);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetRecipientConsentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetRecipientConsentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.optedOut = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetRecipientConsentRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : "",
+      optedOut: isSet(object.optedOut)
+        ? globalThis.Boolean(object.optedOut)
+        : isSet(object.opted_out)
+        ? globalThis.Boolean(object.opted_out)
+        : false,
+    };
+  },
+
+  toJSON(message: SetRecipientConsentRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.to !== "") {
+      obj.to = message.to;
+    }
+    if (message.optedOut !== false) {
+      obj.optedOut = message.optedOut;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetRecipientConsentRequest>, I>>(base?: I): SetRecipientConsentRequest {
+    return SetRecipientConsentRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetRecipientConsentRequest>, I>>(object: I): SetRecipientConsentRequest {
+    const message = createBaseSetRecipientConsentRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.to = object.to ?? "";
+    message.optedOut = object.optedOut ?? false;
+    return message;
+  },
+};
+
+function createBaseSetRecipientConsentResponse(): SetRecipientConsentResponse {
+  return { tenantId: "", recipient: "", optedOut: false };
+}
+
+export const SetRecipientConsentResponse: MessageFns<SetRecipientConsentResponse> = {
+  encode(message: SetRecipientConsentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.recipient !== "") {
+      writer.uint32(18).string(message.recipient);
+    }
+    if (message.optedOut !== false) {
+      writer.uint32(24).bool(message.optedOut);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetRecipientConsentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetRecipientConsentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.recipient = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.optedOut = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetRecipientConsentResponse {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      recipient: isSet(object.recipient) ? globalThis.String(object.recipient) : "",
+      optedOut: isSet(object.optedOut)
+        ? globalThis.Boolean(object.optedOut)
+        : isSet(object.opted_out)
+        ? globalThis.Boolean(object.opted_out)
+        : false,
+    };
+  },
+
+  toJSON(message: SetRecipientConsentResponse): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.recipient !== "") {
+      obj.recipient = message.recipient;
+    }
+    if (message.optedOut !== false) {
+      obj.optedOut = message.optedOut;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetRecipientConsentResponse>, I>>(base?: I): SetRecipientConsentResponse {
+    return SetRecipientConsentResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetRecipientConsentResponse>, I>>(object: I): SetRecipientConsentResponse {
+    const message = createBaseSetRecipientConsentResponse();
+    message.tenantId = object.tenantId ?? "";
+    message.recipient = object.recipient ?? "";
+    message.optedOut = object.optedOut ?? false;
+    return message;
+  },
+};
+
+function createBaseActor(): Actor {
+  return { actorReference: undefined, delegationReference: undefined };
+}
+
+export const Actor: MessageFns<Actor> = {
+  encode(message: Actor, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.actorReference !== undefined) {
+      writer.uint32(10).string(message.actorReference);
+    }
+    if (message.delegationReference !== undefined) {
+      writer.uint32(18).string(message.delegationReference);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Actor {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseActor();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.actorReference = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.delegationReference = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Actor {
+    return {
+      actorReference: isSet(object.actorReference)
+        ? globalThis.String(object.actorReference)
+        : isSet(object.actor_reference)
+        ? globalThis.String(object.actor_reference)
+        : undefined,
+      delegationReference: isSet(object.delegationReference)
+        ? globalThis.String(object.delegationReference)
+        : isSet(object.delegation_reference)
+        ? globalThis.String(object.delegation_reference)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Actor): unknown {
+    const obj: any = {};
+    if (message.actorReference !== undefined) {
+      obj.actorReference = message.actorReference;
+    }
+    if (message.delegationReference !== undefined) {
+      obj.delegationReference = message.delegationReference;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Actor>, I>>(base?: I): Actor {
+    return Actor.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Actor>, I>>(object: I): Actor {
+    const message = createBaseActor();
+    message.actorReference = object.actorReference ?? undefined;
+    message.delegationReference = object.delegationReference ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSendNotificationRequest(): SendNotificationRequest {
+  return {
+    tenantId: "",
+    idempotencyKey: "",
+    to: undefined,
+    type: undefined,
+    clientName: undefined,
+    businessName: undefined,
+    serviceName: undefined,
+    when: undefined,
+    newWhen: undefined,
+    message: undefined,
+    actor: undefined,
+    otherFields: [],
+  };
+}
+
+export const SendNotificationRequest: MessageFns<SendNotificationRequest> = {
+  encode(message: SendNotificationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(18).string(message.idempotencyKey);
+    }
+    if (message.to !== undefined) {
+      writer.uint32(26).string(message.to);
+    }
+    if (message.type !== undefined) {
+      writer.uint32(34).string(message.type);
+    }
+    if (message.clientName !== undefined) {
+      writer.uint32(42).string(message.clientName);
+    }
+    if (message.businessName !== undefined) {
+      writer.uint32(50).string(message.businessName);
+    }
+    if (message.serviceName !== undefined) {
+      writer.uint32(58).string(message.serviceName);
+    }
+    if (message.when !== undefined) {
+      writer.uint32(66).string(message.when);
+    }
+    if (message.newWhen !== undefined) {
+      writer.uint32(74).string(message.newWhen);
+    }
+    if (message.message !== undefined) {
+      writer.uint32(82).string(message.message);
+    }
+    if (message.actor !== undefined) {
+      Actor.encode(message.actor, writer.uint32(90).fork()).join();
+    }
+    for (const v of message.otherFields) {
+      writer.uint32(98).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SendNotificationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSendNotificationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.clientName = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.businessName = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.serviceName = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.when = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.newWhen = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.actor = Actor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.otherFields.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SendNotificationRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : undefined,
+      type: isSet(object.type) ? globalThis.String(object.type) : undefined,
+      clientName: isSet(object.clientName)
+        ? globalThis.String(object.clientName)
+        : isSet(object.client_name)
+        ? globalThis.String(object.client_name)
+        : undefined,
+      businessName: isSet(object.businessName)
+        ? globalThis.String(object.businessName)
+        : isSet(object.business_name)
+        ? globalThis.String(object.business_name)
+        : undefined,
+      serviceName: isSet(object.serviceName)
+        ? globalThis.String(object.serviceName)
+        : isSet(object.service_name)
+        ? globalThis.String(object.service_name)
+        : undefined,
+      when: isSet(object.when) ? globalThis.String(object.when) : undefined,
+      newWhen: isSet(object.newWhen)
+        ? globalThis.String(object.newWhen)
+        : isSet(object.new_when)
+        ? globalThis.String(object.new_when)
+        : undefined,
+      message: isSet(object.message) ? globalThis.String(object.message) : undefined,
+      actor: isSet(object.actor) ? Actor.fromJSON(object.actor) : undefined,
+      otherFields: globalThis.Array.isArray(object?.otherFields)
+        ? object.otherFields.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.other_fields)
+        ? object.other_fields.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SendNotificationRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    if (message.to !== undefined) {
+      obj.to = message.to;
+    }
+    if (message.type !== undefined) {
+      obj.type = message.type;
+    }
+    if (message.clientName !== undefined) {
+      obj.clientName = message.clientName;
+    }
+    if (message.businessName !== undefined) {
+      obj.businessName = message.businessName;
+    }
+    if (message.serviceName !== undefined) {
+      obj.serviceName = message.serviceName;
+    }
+    if (message.when !== undefined) {
+      obj.when = message.when;
+    }
+    if (message.newWhen !== undefined) {
+      obj.newWhen = message.newWhen;
+    }
+    if (message.message !== undefined) {
+      obj.message = message.message;
+    }
+    if (message.actor !== undefined) {
+      obj.actor = Actor.toJSON(message.actor);
+    }
+    if (message.otherFields?.length) {
+      obj.otherFields = message.otherFields;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SendNotificationRequest>, I>>(base?: I): SendNotificationRequest {
+    return SendNotificationRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SendNotificationRequest>, I>>(object: I): SendNotificationRequest {
+    const message = createBaseSendNotificationRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    message.to = object.to ?? undefined;
+    message.type = object.type ?? undefined;
+    message.clientName = object.clientName ?? undefined;
+    message.businessName = object.businessName ?? undefined;
+    message.serviceName = object.serviceName ?? undefined;
+    message.when = object.when ?? undefined;
+    message.newWhen = object.newWhen ?? undefined;
+    message.message = object.message ?? undefined;
+    message.actor = (object.actor !== undefined && object.actor !== null) ? Actor.fromPartial(object.actor) : undefined;
+    message.otherFields = object.otherFields?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseSendNotificationResponse(): SendNotificationResponse {
+  return { notificationId: "", state: "", type: "", createdAt: "", replayed: false };
+}
+
+export const SendNotificationResponse: MessageFns<SendNotificationResponse> = {
+  encode(message: SendNotificationResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.notificationId !== "") {
+      writer.uint32(10).string(message.notificationId);
+    }
+    if (message.state !== "") {
+      writer.uint32(18).string(message.state);
+    }
+    if (message.type !== "") {
+      writer.uint32(26).string(message.type);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(34).string(message.createdAt);
+    }
+    if (message.replayed !== false) {
+      writer.uint32(40).bool(message.replayed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SendNotificationResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSendNotificationResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.notificationId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.replayed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SendNotificationResponse {
+    return {
+      notificationId: isSet(object.notificationId)
+        ? globalThis.String(object.notificationId)
+        : isSet(object.notification_id)
+        ? globalThis.String(object.notification_id)
+        : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      replayed: isSet(object.replayed) ? globalThis.Boolean(object.replayed) : false,
+    };
+  },
+
+  toJSON(message: SendNotificationResponse): unknown {
+    const obj: any = {};
+    if (message.notificationId !== "") {
+      obj.notificationId = message.notificationId;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.replayed !== false) {
+      obj.replayed = message.replayed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SendNotificationResponse>, I>>(base?: I): SendNotificationResponse {
+    return SendNotificationResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SendNotificationResponse>, I>>(object: I): SendNotificationResponse {
+    const message = createBaseSendNotificationResponse();
+    message.notificationId = object.notificationId ?? "";
+    message.state = object.state ?? "";
+    message.type = object.type ?? "";
+    message.createdAt = object.createdAt ?? "";
+    message.replayed = object.replayed ?? false;
+    return message;
+  },
+};
+
+function createBaseListConversationMessagesRequest(): ListConversationMessagesRequest {
+  return { tenantId: "", to: "", limit: 0, cursor: "" };
+}
+
+export const ListConversationMessagesRequest: MessageFns<ListConversationMessagesRequest> = {
+  encode(message: ListConversationMessagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.to !== "") {
+      writer.uint32(18).string(message.to);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    if (message.cursor !== "") {
+      writer.uint32(34).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListConversationMessagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListConversationMessagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListConversationMessagesRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+    };
+  },
+
+  toJSON(message: ListConversationMessagesRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.to !== "") {
+      obj.to = message.to;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.cursor !== "") {
+      obj.cursor = message.cursor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListConversationMessagesRequest>, I>>(base?: I): ListConversationMessagesRequest {
+    return ListConversationMessagesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListConversationMessagesRequest>, I>>(
+    object: I,
+  ): ListConversationMessagesRequest {
+    const message = createBaseListConversationMessagesRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.to = object.to ?? "";
+    message.limit = object.limit ?? 0;
+    message.cursor = object.cursor ?? "";
+    return message;
+  },
+};
+
+function createBaseConversationMessage(): ConversationMessage {
+  return {
+    id: "",
+    notificationId: "",
+    type: "",
+    text: "",
+    state: "",
+    actorReference: "",
+    delegationReference: undefined,
+    createdAt: "",
+    updatedAt: "",
+  };
+}
+
+export const ConversationMessage: MessageFns<ConversationMessage> = {
+  encode(message: ConversationMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.notificationId !== "") {
+      writer.uint32(18).string(message.notificationId);
+    }
+    if (message.type !== "") {
+      writer.uint32(26).string(message.type);
+    }
+    if (message.text !== "") {
+      writer.uint32(34).string(message.text);
+    }
+    if (message.state !== "") {
+      writer.uint32(42).string(message.state);
+    }
+    if (message.actorReference !== "") {
+      writer.uint32(50).string(message.actorReference);
+    }
+    if (message.delegationReference !== undefined) {
+      writer.uint32(58).string(message.delegationReference);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(66).string(message.createdAt);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(74).string(message.updatedAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ConversationMessage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseConversationMessage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.notificationId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.actorReference = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.delegationReference = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ConversationMessage {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      notificationId: isSet(object.notificationId)
+        ? globalThis.String(object.notificationId)
+        : isSet(object.notification_id)
+        ? globalThis.String(object.notification_id)
+        : "",
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      actorReference: isSet(object.actorReference)
+        ? globalThis.String(object.actorReference)
+        : isSet(object.actor_reference)
+        ? globalThis.String(object.actor_reference)
+        : "",
+      delegationReference: isSet(object.delegationReference)
+        ? globalThis.String(object.delegationReference)
+        : isSet(object.delegation_reference)
+        ? globalThis.String(object.delegation_reference)
+        : undefined,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+    };
+  },
+
+  toJSON(message: ConversationMessage): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.notificationId !== "") {
+      obj.notificationId = message.notificationId;
+    }
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.actorReference !== "") {
+      obj.actorReference = message.actorReference;
+    }
+    if (message.delegationReference !== undefined) {
+      obj.delegationReference = message.delegationReference;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ConversationMessage>, I>>(base?: I): ConversationMessage {
+    return ConversationMessage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ConversationMessage>, I>>(object: I): ConversationMessage {
+    const message = createBaseConversationMessage();
+    message.id = object.id ?? "";
+    message.notificationId = object.notificationId ?? "";
+    message.type = object.type ?? "";
+    message.text = object.text ?? "";
+    message.state = object.state ?? "";
+    message.actorReference = object.actorReference ?? "";
+    message.delegationReference = object.delegationReference ?? undefined;
+    message.createdAt = object.createdAt ?? "";
+    message.updatedAt = object.updatedAt ?? "";
+    return message;
+  },
+};
+
+function createBaseListConversationMessagesResponse(): ListConversationMessagesResponse {
+  return { messages: [], nextCursor: "" };
+}
+
+export const ListConversationMessagesResponse: MessageFns<ListConversationMessagesResponse> = {
+  encode(message: ListConversationMessagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      ConversationMessage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== "") {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListConversationMessagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListConversationMessagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(ConversationMessage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListConversationMessagesResponse {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => ConversationMessage.fromJSON(e))
+        : [],
+      nextCursor: isSet(object.nextCursor)
+        ? globalThis.String(object.nextCursor)
+        : isSet(object.next_cursor)
+        ? globalThis.String(object.next_cursor)
+        : "",
+    };
+  },
+
+  toJSON(message: ListConversationMessagesResponse): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => ConversationMessage.toJSON(e));
+    }
+    if (message.nextCursor !== "") {
+      obj.nextCursor = message.nextCursor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListConversationMessagesResponse>, I>>(
+    base?: I,
+  ): ListConversationMessagesResponse {
+    return ListConversationMessagesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListConversationMessagesResponse>, I>>(
+    object: I,
+  ): ListConversationMessagesResponse {
+    const message = createBaseListConversationMessagesResponse();
+    message.messages = object.messages?.map((e) => ConversationMessage.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
 /**
  * Errors: NOT_FOUND "tenant.not_found"; ALREADY_EXISTS "tenant.already_exists";
  * INVALID_ARGUMENT "tenant.invalid", "usage.limits_invalid"; FAILED_PRECONDITION
@@ -1591,6 +2862,18 @@ export const TenantServiceService = {
       Buffer.from(GetUsageLimitsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetUsageLimitsResponse => GetUsageLimitsResponse.decode(value),
   },
+  /** Records that a recipient opted out of (or back into) this tenant's messages. */
+  setRecipientConsent: {
+    path: "/notify.v1.TenantService/SetRecipientConsent" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetRecipientConsentRequest): Buffer =>
+      Buffer.from(SetRecipientConsentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetRecipientConsentRequest => SetRecipientConsentRequest.decode(value),
+    responseSerialize: (value: SetRecipientConsentResponse): Buffer =>
+      Buffer.from(SetRecipientConsentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetRecipientConsentResponse => SetRecipientConsentResponse.decode(value),
+  },
 } as const;
 
 export interface TenantServiceServer extends UntypedServiceImplementation {
@@ -1600,6 +2883,8 @@ export interface TenantServiceServer extends UntypedServiceImplementation {
   setChannelState: handleUnaryCall<SetChannelStateRequest, SetChannelStateResponse>;
   setUsageLimits: handleUnaryCall<SetUsageLimitsRequest, SetUsageLimitsResponse>;
   getUsageLimits: handleUnaryCall<GetUsageLimitsRequest, GetUsageLimitsResponse>;
+  /** Records that a recipient opted out of (or back into) this tenant's messages. */
+  setRecipientConsent: handleUnaryCall<SetRecipientConsentRequest, SetRecipientConsentResponse>;
 }
 
 export interface TenantServiceClient extends Client {
@@ -1693,6 +2978,22 @@ export interface TenantServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetUsageLimitsResponse) => void,
   ): ClientUnaryCall;
+  /** Records that a recipient opted out of (or back into) this tenant's messages. */
+  setRecipientConsent(
+    request: SetRecipientConsentRequest,
+    callback: (error: ServiceError | null, response: SetRecipientConsentResponse) => void,
+  ): ClientUnaryCall;
+  setRecipientConsent(
+    request: SetRecipientConsentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetRecipientConsentResponse) => void,
+  ): ClientUnaryCall;
+  setRecipientConsent(
+    request: SetRecipientConsentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetRecipientConsentResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const TenantServiceClient = makeGenericClientConstructor(
@@ -1701,6 +3002,96 @@ export const TenantServiceClient = makeGenericClientConstructor(
 ) as unknown as {
   new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): TenantServiceClient;
   service: typeof TenantServiceService;
+  serviceName: string;
+};
+
+/**
+ * Errors: INVALID_ARGUMENT "partner.notification_invalid", "partner.notification_recipient_invalid",
+ * "request.invalid" (cursor, limit); NOT_FOUND "tenant.not_found"; FAILED_PRECONDITION
+ * "account.tenant_not_activated", "partner.channel_not_ready", "partner.recipient_opted_out",
+ * "account.testing_allowance_exhausted", "partner.action_outcome_unknown",
+ * "partner.recipient_undeliverable", "partner.template_unavailable", "partner.channel_send_failed",
+ * "idempotency.key_reused"; RESOURCE_EXHAUSTED "partner.channel_rate_limited"; ABORTED
+ * "idempotency.in_progress"; UNAVAILABLE "service.unavailable".
+ */
+export type NotificationServiceService = typeof NotificationServiceService;
+export const NotificationServiceService = {
+  /** Sends one template message once per Idempotency-Key and records it on the transcript. */
+  sendNotification: {
+    path: "/notify.v1.NotificationService/SendNotification" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SendNotificationRequest): Buffer =>
+      Buffer.from(SendNotificationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SendNotificationRequest => SendNotificationRequest.decode(value),
+    responseSerialize: (value: SendNotificationResponse): Buffer =>
+      Buffer.from(SendNotificationResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SendNotificationResponse => SendNotificationResponse.decode(value),
+  },
+  /** A recipient's conversation transcript, newest first, cursor-paged. */
+  listConversationMessages: {
+    path: "/notify.v1.NotificationService/ListConversationMessages" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListConversationMessagesRequest): Buffer =>
+      Buffer.from(ListConversationMessagesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListConversationMessagesRequest =>
+      ListConversationMessagesRequest.decode(value),
+    responseSerialize: (value: ListConversationMessagesResponse): Buffer =>
+      Buffer.from(ListConversationMessagesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListConversationMessagesResponse =>
+      ListConversationMessagesResponse.decode(value),
+  },
+} as const;
+
+export interface NotificationServiceServer extends UntypedServiceImplementation {
+  /** Sends one template message once per Idempotency-Key and records it on the transcript. */
+  sendNotification: handleUnaryCall<SendNotificationRequest, SendNotificationResponse>;
+  /** A recipient's conversation transcript, newest first, cursor-paged. */
+  listConversationMessages: handleUnaryCall<ListConversationMessagesRequest, ListConversationMessagesResponse>;
+}
+
+export interface NotificationServiceClient extends Client {
+  /** Sends one template message once per Idempotency-Key and records it on the transcript. */
+  sendNotification(
+    request: SendNotificationRequest,
+    callback: (error: ServiceError | null, response: SendNotificationResponse) => void,
+  ): ClientUnaryCall;
+  sendNotification(
+    request: SendNotificationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SendNotificationResponse) => void,
+  ): ClientUnaryCall;
+  sendNotification(
+    request: SendNotificationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SendNotificationResponse) => void,
+  ): ClientUnaryCall;
+  /** A recipient's conversation transcript, newest first, cursor-paged. */
+  listConversationMessages(
+    request: ListConversationMessagesRequest,
+    callback: (error: ServiceError | null, response: ListConversationMessagesResponse) => void,
+  ): ClientUnaryCall;
+  listConversationMessages(
+    request: ListConversationMessagesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListConversationMessagesResponse) => void,
+  ): ClientUnaryCall;
+  listConversationMessages(
+    request: ListConversationMessagesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListConversationMessagesResponse) => void,
+  ): ClientUnaryCall;
+}
+
+export const NotificationServiceClient = makeGenericClientConstructor(
+  NotificationServiceService,
+  "notify.v1.NotificationService",
+) as unknown as {
+  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): NotificationServiceClient;
+  service: typeof NotificationServiceService;
   serviceName: string;
 };
 

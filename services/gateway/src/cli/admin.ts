@@ -210,7 +210,25 @@ const commands: Record<string, Command> = {
       return tenantCall(resources, tenantId, () => resources.notify().setChannelState({ tenantId, state }, cliCall()));
     },
   },
+  "tenant opt-out": {
+    usage: "--id ID --to PHONE",
+    does: "records that the recipient opted out of the tenant's messages (sends to it answer 409)",
+    run: (args, resources) => setConsent("opt-out", args, resources),
+  },
+  "tenant opt-in": {
+    usage: "--id ID --to PHONE",
+    does: "withdraws the recipient's opt-out",
+    run: (args, resources) => setConsent("opt-in", args, resources),
+  },
 };
+
+/** A recipient opts out of (or back into) a tenant's messages; notify validates the number. */
+async function setConsent(which: "opt-out" | "opt-in", args: string[], resources: Resources) {
+  const { values } = parseArgs({ args, options: { id: { type: "string" }, to: { type: "string" } }, strict: true });
+  if (!values.id || !values.to) throw new UsageError(`tenant ${which} needs --id ID --to PHONE`);
+  const request = { tenantId: values.id, to: values.to, optedOut: which === "opt-out" };
+  return callNotify(resources, request.tenantId, () => resources.notify().setRecipientConsent(request, cliCall()));
+}
 
 function commandUsage(name: string): string {
   const command = commands[name]!;

@@ -1,5 +1,7 @@
 import { credentials } from "@grpc/grpc-js";
 import {
+  NotificationServiceClient,
+  NotificationServiceService,
   TenantServiceClient,
   TenantServiceService,
   type ActivateTenantRequest,
@@ -10,6 +12,12 @@ import {
   type GetTenantResponse,
   type GetUsageLimitsRequest,
   type GetUsageLimitsResponse,
+  type ListConversationMessagesRequest,
+  type ListConversationMessagesResponse,
+  type SendNotificationRequest,
+  type SendNotificationResponse,
+  type SetRecipientConsentRequest,
+  type SetRecipientConsentResponse,
   type SetChannelStateRequest,
   type SetChannelStateResponse,
   type SetUsageLimitsRequest,
@@ -27,11 +35,23 @@ export interface NotifyClient {
   setChannelState(request: SetChannelStateRequest, options: CallOptions): Promise<SetChannelStateResponse>;
   setUsageLimits(request: SetUsageLimitsRequest, options: CallOptions): Promise<SetUsageLimitsResponse>;
   getUsageLimits(request: GetUsageLimitsRequest, options: CallOptions): Promise<GetUsageLimitsResponse>;
+  setRecipientConsent(request: SetRecipientConsentRequest, options: CallOptions): Promise<SetRecipientConsentResponse>;
+  sendNotification(request: SendNotificationRequest, options: CallOptions): Promise<SendNotificationResponse>;
+  listConversationMessages(
+    request: ListConversationMessagesRequest,
+    options: CallOptions,
+  ): Promise<ListConversationMessagesResponse>;
   close(): void;
 }
 
 export function createNotifyClient(address: string, timeoutMs: number): NotifyClient {
   const client = new TenantServiceClient(address, credentials.createInsecure(), {
+    ...GRPC_CHANNEL_OPTIONS,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+  });
+  // Same channel options, so both clients share one HTTP/2 connection to notify.
+  const notifications = new NotificationServiceClient(address, credentials.createInsecure(), {
     ...GRPC_CHANNEL_OPTIONS,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
@@ -50,6 +70,15 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
       callUnary(client, TenantServiceService.setUsageLimits, request, options(requestId)),
     getUsageLimits: (request, { requestId }) =>
       callUnary(client, TenantServiceService.getUsageLimits, request, options(requestId)),
-    close: () => client.close(),
+    setRecipientConsent: (request, { requestId }) =>
+      callUnary(client, TenantServiceService.setRecipientConsent, request, options(requestId)),
+    sendNotification: (request, { requestId }) =>
+      callUnary(notifications, NotificationServiceService.sendNotification, request, options(requestId)),
+    listConversationMessages: (request, { requestId }) =>
+      callUnary(notifications, NotificationServiceService.listConversationMessages, request, options(requestId)),
+    close: () => {
+      client.close();
+      notifications.close();
+    },
   };
 }

@@ -25,6 +25,8 @@ export interface TenantRoute {
   tag: string;
   summary: string;
   description: string;
+  /** OpenAPI parameters besides tenantId and Idempotency-Key (other path segments, query). */
+  parameters?: object[];
   /** components/schemas names for the OpenAPI document. */
   requestSchema?: string;
   responseSchema: string;

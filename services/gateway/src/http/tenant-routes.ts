@@ -1,5 +1,6 @@
 import { TenantPlan, type Tenant } from "@platform/proto/notify/v1";
 import { ApiError, callService as call } from "./api-error.js";
+import { notificationRoutes } from "./notification-routes.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
 import { usageRoutes } from "./usage-routes.js";
 
@@ -45,4 +46,4 @@ export const tenantRecordRoutes: TenantRoute[] = [
 ];
 
 /** Every tenant-interface route: one table per capability. */
-export const tenantRoutes: TenantRoute[] = [...tenantRecordRoutes, ...usageRoutes];
+export const tenantRoutes: TenantRoute[] = [...tenantRecordRoutes, ...usageRoutes, ...notificationRoutes];

@@ -36,6 +36,8 @@ export interface TenantRepository {
   setUsageLimits(trx: Knex.Transaction, tenantId: string, softCap: number, hardCap: number): Promise<UsageLimits>;
   /** The tenant's limits; undefined when it never set any. Throws TenantNotFoundError. */
   getUsageLimits(tenantId: string): Promise<UsageLimits | undefined>;
+  /** Records (or withdraws) a recipient's opt-out of this tenant's messages; `recipient` is digits. */
+  setOptOut(tenantId: string, recipient: string, optedOut: boolean): Promise<void>;
 }
 
 interface UsageLimitsRow {
@@ -120,6 +122,18 @@ export function createTenantRepository(db: Knex): TenantRepository {
         .where("tenants.id", tenantId);
       if (!row) throw new TenantNotFoundError();
       return row.tenant_id === null || row.tenant_id === undefined ? undefined : toUsageLimits(row as UsageLimitsRow);
+    },
+    async setOptOut(tenantId, recipient, optedOut) {
+      const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
+      if (!tenant) throw new TenantNotFoundError();
+      if (optedOut) {
+        await db("recipient_opt_outs")
+          .insert({ tenant_id: tenantId, recipient })
+          .onConflict(["tenant_id", "recipient"])
+          .ignore();
+      } else {
+        await db("recipient_opt_outs").delete().where({ tenant_id: tenantId, recipient });
+      }
     },
   };
 }

@@ -20,6 +20,7 @@ import {
   type Tenant,
   type TenantPlan,
 } from "../domain/tenant.js";
+import { maskRecipient, parseRecipient } from "../domain/notification.js";
 import { validateUsageLimits, type UsageLimits } from "../domain/usage-limits.js";
 
 const planToProto: Record<TenantPlan, ProtoPlan> = {
@@ -125,6 +126,13 @@ export function createTenantService(deps: {
     async getUsageLimits(request) {
       const limits = await deps.tenants.getUsageLimits(requireTenantId(request.tenantId));
       return { limits: limits === undefined ? undefined : toProtoLimits(toStoredLimits(limits)) };
+    },
+    async setRecipientConsent(request, { logger }) {
+      const tenantId = requireTenantId(request.tenantId);
+      const recipient = parseRecipient(request.to);
+      await deps.tenants.setOptOut(tenantId, recipient, request.optedOut);
+      logger.info({ tenantId, to: maskRecipient(recipient), optedOut: request.optedOut }, "recipient consent changed");
+      return { tenantId, recipient, optedOut: request.optedOut };
     },
   };
 }

@@ -1,0 +1,421 @@
+/**
+ * npm run bench:notify — POST /api/v1/tenants/{id}/notifications with the sandbox provider and
+ * a distinct Idempotency-Key per request, against two references on the same Postgres, in the
+ * same run:
+ *
+ *   notify path:  autocannon -> gateway (auth, scope, grant, rate limits, Idempotency-Key,
+ *                 problem details) -> gRPC -> notify (validation, rendering, claim + preconditions +
+ *                 command + transcript, provider, outcome) -> Postgres
+ *   floor (a):    autocannon -> a bare Koa process -> one plain grpc-js unary call -> a bare grpc-js
+ *                 server performing one INSERT transaction (the floor of this architecture)
+ *   direct (b):   one client (this process, a pg pool) doing the same INSERTs straight into Postgres
+ *
+ * Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating notify/floor
+ * twice; then an open-loop run at half the notify path's measured peak rate (requests issued on a
+ * fixed schedule whatever the answers; latency counted from the scheduled time). Prints sends/s,
+ * p50 and p99 for each, the ratios and Postgres commits per send. Targets: notify path >= 0.6 of
+ * (a); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run (default 8).
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { request as httpRequest, Agent } from "node:http";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import autocannon from "autocannon";
+import pg from "pg";
+import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+import { recordResult } from "./load-generator.js";
+
+const run = promisify(execFile);
+const repo = join(import.meta.dirname, "..", "..");
+const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const durationSeconds = Number(process.env.BENCH_DURATION ?? 8);
+
+interface Figures {
+  label: string;
+  sendsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  sends: number;
+  failures: number;
+}
+
+const body = JSON.stringify({
+  to: "+447700900123",
+  type: "reminder",
+  clientName: "Ana",
+  businessName: "Paws & Co",
+  serviceName: "grooming",
+  when: "Mon 3 May 10:00",
+  actor: { actorReference: "bench-client", delegationReference: null },
+});
+let sequence = 0;
+const nextKey = (prefix: string) => `${prefix}-${process.pid}-${sequence++}-bench`;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Closed loop: `connections` clients, each sending its next request as soon as the last answered. */
+async function closedLoop(
+  label: string,
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+): Promise<Figures> {
+  const prefix = `${label.split(" ")[0]}-${Date.now()}`;
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: "POST",
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...headers, "content-type": "application/json", "idempotency-key": nextKey(prefix) },
+          body,
+        }),
+      },
+    ],
+  });
+  return {
+    label,
+    sendsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    sends: result["2xx"],
+    failures: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+/** Open loop: requests start on a fixed schedule at `rate` per second, whatever the answers. */
+async function openLoop(
+  label: string,
+  url: string,
+  headers: Record<string, string>,
+  rate: number,
+  seconds: number,
+): Promise<Figures> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
+  const target = new URL(url);
+  const latencies: number[] = [];
+  let failures = 0;
+  const total = Math.floor(rate * seconds);
+  const start = performance.now();
+  const inFlight: Promise<void>[] = [];
+  const fire = (scheduled: number) =>
+    new Promise<void>((resolve) => {
+      const req = httpRequest(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: "POST",
+          headers: { ...headers, "content-type": "application/json", "idempotency-key": nextKey("open") },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => {
+            if (res.statusCode === 200) latencies.push(performance.now() - scheduled);
+            else failures++;
+            resolve();
+          });
+        },
+      );
+      req.on("error", () => {
+        failures++;
+        resolve();
+      });
+      req.end(body);
+    });
+  let issued = 0;
+  while (issued < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+    for (; issued < due; issued++) inFlight.push(fire(start + (issued * 1000) / rate));
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    label,
+    sendsPerSecond: latencies.length / elapsed,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    sends: latencies.length,
+    failures,
+  };
+}
+
+/** Reference (b): this process as one client doing the same INSERTs straight into Postgres. */
+async function direct(databaseUrl: string, seconds: number): Promise<Figures> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: connections });
+  const latencies: number[] = [];
+  let failures = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) {
+        const t = performance.now();
+        try {
+          await pool.query("insert into bench_floor.sends (key, body) values ($1, $2) returning id, created_at", [
+            nextKey("direct"),
+            body,
+          ]);
+          latencies.push(performance.now() - t);
+        } catch {
+          failures++;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  await pool.end();
+  latencies.sort((a, b) => a - b);
+  return {
+    label: "direct (b): one client -> Postgres INSERT",
+    sendsPerSecond: latencies.length / elapsed,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    sends: latencies.length,
+    failures,
+  };
+}
+
+function mean(label: string, runs: Figures[]): Figures {
+  const avg = (pick: (f: Figures) => number) => runs.reduce((s, f) => s + pick(f), 0) / runs.length;
+  return {
+    label,
+    sendsPerSecond: avg((f) => f.sendsPerSecond),
+    p50Ms: avg((f) => f.p50Ms),
+    p99Ms: avg((f) => f.p99Ms),
+    sends: runs.reduce((s, f) => s + f.sends, 0),
+    failures: runs.reduce((s, f) => s + f.failures, 0),
+  };
+}
+
+/** This database's committed transactions so far (pg_stat_database), after backends flushed them. */
+async function commits(db: pg.Client): Promise<number> {
+  // An idle backend flushes its pending statistics within PGSTAT_IDLE_INTERVAL (10 s).
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
+  await db.query("select pg_stat_clear_snapshot()");
+  const { rows } = await db.query<{ n: string }>(
+    "select xact_commit as n from pg_stat_database where datname = current_database()",
+  );
+  return Number(rows[0]!.n);
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 when unreadable. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100)
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU used by each process and by this database's Postgres backends while `work` runs. */
+async function cpuDuring<T>(
+  db: pg.Client,
+  processes: Record<string, number>,
+  work: () => Promise<T>,
+): Promise<{ result: T; cpu: Record<string, number> }> {
+  const backends = async () =>
+    (
+      await db.query<{ pid: number }>(
+        "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+      )
+    ).rows.map((r) => r.pid);
+  const before = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const pgBefore = new Map((await backends()).map((pid) => [pid, cpuSeconds(pid)]));
+  const result = await work();
+  const cpu = Object.fromEntries(
+    Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!]),
+  );
+  cpu.postgres = (await backends()).reduce((sum, pid) => sum + cpuSeconds(pid) - (pgBefore.get(pid) ?? 0), 0);
+  return { result, cpu };
+}
+
+const perSend = (cpu: Record<string, number>, sends: number) =>
+  Object.entries(cpu)
+    .map(([name, seconds]) => `${name} ${((seconds * 1000) / sends).toFixed(2)}`)
+    .join(", ");
+
+async function main() {
+  const scratch = await createScratchDatabase("benchnotify");
+  const processes: ServiceProcess[] = [];
+  const db = new pg.Client({ connectionString: scratch.url });
+  try {
+    await db.connect();
+    await db.query("create schema bench_floor");
+    await db.query(
+      `create table bench_floor.sends (id bigserial primary key, key text not null, body text not null,
+         created_at timestamptz not null default now())`,
+    );
+    const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", LOG_LEVEL: "warn" };
+    const notify = await startServiceProcess({
+      name: "notify",
+      entry: entry("notify"),
+      env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", NOTIFY_CHANNEL_PROVIDER: "sandbox" },
+    });
+    processes.push(notify);
+    const notifyAddr = `127.0.0.1:${notify.listening.grpcPort as number}`;
+    const admin = async (...args: string[]) =>
+      JSON.parse(
+        (
+          await run(process.execPath, [entry("gateway", "cli/admin.js"), ...args], {
+            env: { PATH: process.env.PATH ?? "", DATABASE_URL: scratch.url, NOTIFY_ADDR: notifyAddr },
+          })
+        ).stdout,
+      ) as Record<string, unknown>;
+    const tenant = (await admin("tenant", "create", "--name", "Bench", "--plan", "commercial")).id as string;
+    await admin("tenant", "activate", "--id", tenant);
+    const key = (await admin("key", "create", "--scopes", "notification:send", "--tenants", tenant)).key as string;
+    const gateway = await startServiceProcess({
+      name: "gateway",
+      entry: entry("gateway"),
+      env: {
+        ...common,
+        HOST: "127.0.0.1",
+        PORT: "0",
+        NOTIFY_ADDR: notifyAddr,
+        RATE_LIMIT_PER_SECOND: "10000000",
+        RATE_LIMIT_BURST: "10000000",
+      },
+    });
+    processes.push(gateway);
+    const floorServer = await startServiceProcess({
+      name: "notify-floor-grpc",
+      entry: join(repo, "bench", "dist", "notify-floor-grpc-server.js"),
+      env: { DATABASE_URL: scratch.url },
+    });
+    processes.push(floorServer);
+    const floorKoa = await startServiceProcess({
+      name: "notify-floor-koa",
+      entry: join(repo, "bench", "dist", "notify-floor-koa.js"),
+      env: { FLOOR_GRPC_ADDR: `127.0.0.1:${floorServer.listening.grpcPort as number}` },
+    });
+    processes.push(floorKoa);
+
+    const notifyUrl = `http://127.0.0.1:${gateway.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
+    const floorUrl = `http://127.0.0.1:${floorKoa.listening.port as number}/send`;
+    const auth = { authorization: `Bearer ${key}` };
+    const probe = await fetch(notifyUrl, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", "idempotency-key": nextKey("probe") },
+      body,
+    });
+    if (probe.status !== 200) throw new Error(`the notify path answers ${probe.status}: ${await probe.text()}`);
+
+    const notifyLabel = "notify path (gateway -> gRPC -> notify, sandbox)";
+    const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
+    // Warm-up (JIT, pools), not counted.
+    await closedLoop(notifyLabel, notifyUrl, auth, 2);
+    await closedLoop(floorLabel, floorUrl, {}, 2);
+    const runs: Figures[] = [];
+    let commitsPerSend = NaN;
+    let cpuNotify = "";
+    let cpuFloor = "";
+    {
+      // Commits per send, counted exactly: a fixed number of sends and nothing else on this database.
+      const sends = 400;
+      const before = await commits(db);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next++ < sends) {
+            const res = await fetch(notifyUrl, {
+              method: "POST",
+              headers: { ...auth, "content-type": "application/json", "idempotency-key": nextKey("commits") },
+              body,
+            });
+            if (res.status !== 200) throw new Error(`a send answered ${res.status}`);
+            await res.arrayBuffer();
+          }
+        }),
+      );
+      commitsPerSend = ((await commits(db)) - before) / sends;
+    }
+    for (let round = 0; round < 2; round++) {
+      const notifyRun = await cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
+        closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
+      );
+      if (round === 0) cpuNotify = perSend(notifyRun.cpu, notifyRun.result.sends);
+      runs.push(notifyRun.result);
+      const floorRun = await cpuDuring(db, { koa: floorKoa.child.pid!, grpc: floorServer.child.pid! }, () =>
+        closedLoop(floorLabel, floorUrl, {}, durationSeconds),
+      );
+      if (round === 0) cpuFloor = perSend(floorRun.cpu, floorRun.result.sends);
+      runs.push(floorRun.result);
+    }
+    const viaNotify = mean(
+      notifyLabel,
+      runs.filter((r) => r.label === notifyLabel),
+    );
+    const floor = mean(
+      floorLabel,
+      runs.filter((r) => r.label === floorLabel),
+    );
+    const viaDirect = await direct(scratch.url, durationSeconds);
+    const halfRate = Math.max(1, Math.round(viaNotify.sendsPerSecond / 2));
+    const open = await openLoop(
+      `notify path, open loop at ${halfRate}/s (half of peak)`,
+      notifyUrl,
+      auth,
+      halfRate,
+      durationSeconds,
+    );
+
+    const table = [viaNotify, floor, viaDirect, open];
+    console.table(
+      table.map((f) => ({
+        path: f.label,
+        "sends/s": Math.round(f.sendsPerSecond),
+        "p50 ms": f.p50Ms.toFixed(2),
+        "p99 ms": f.p99Ms.toFixed(2),
+        sends: f.sends,
+        failures: f.failures,
+      })),
+    );
+    const ratioFloor = viaNotify.sendsPerSecond / floor.sendsPerSecond;
+    const ratioDirect = viaNotify.sendsPerSecond / viaDirect.sendsPerSecond;
+    console.log(
+      `notify path / floor (a): ${ratioFloor.toFixed(2)} (target >= 0.6 -> ${ratioFloor >= 0.6 ? "PASS" : "BELOW TARGET"}); ` +
+        `notify path / direct (b): ${ratioDirect.toFixed(2)}; ` +
+        `Postgres commits per send: ${commitsPerSend.toFixed(2)}; ` +
+        `open-loop p99 at ${halfRate}/s: ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"})`,
+    );
+    console.log(`CPU ms per send: notify path: ${cpuNotify}; floor (a): ${cpuFloor}`);
+    if (table.some((f) => f.failures > 0)) throw new Error("sends failed during the benchmark");
+    await recordResult(repo, "notify", {
+      bench: "notify",
+      connections,
+      durationSeconds,
+      notify: viaNotify,
+      floor,
+      direct: viaDirect,
+      openLoop: { ...open, rate: halfRate },
+      ratioFloor,
+      ratioDirect,
+      commitsPerSend,
+      cpuMsPerSend: { notify: cpuNotify, floor: cpuFloor },
+    });
+  } finally {
+    await db.end().catch(() => undefined);
+    await Promise.all(processes.map((p) => p.stop()));
+    await scratch.drop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,352 @@
+import { UnavailableError } from "@platform/service-kit/errors";
+import { IDEMPOTENCY_TABLE } from "@platform/service-kit/idempotency";
+import pg from "pg";
+import type { Knex } from "@platform/service-kit/postgres";
+import type { ChannelOutcome } from "../domain/channel-provider.js";
+import {
+  ChannelNotReadyError,
+  RecipientOptedOutError,
+  TenantNotActivatedError,
+  TestingAllowanceExhaustedError,
+  type DeliveryState,
+  type NotificationType,
+} from "../domain/notification.js";
+import { TenantNotFoundError } from "../domain/tenant.js";
+
+/**
+ * Notification commands in two transactions around the provider call (the call itself cannot
+ * be inside a database transaction), each one statement, so a send costs two commits:
+ *   record   (tx1) claim the Idempotency-Key, check the tenant, the opt-outs and the testing
+ *                  allowance, insert the command (dispatching) and its transcript entry (unknown).
+ *   complete (tx2) record the provider's answer: command and transcript state, the provider's
+ *                  message id, and the key's result (sent, unknown) or its release (refused).
+ * A claim whose holder died between the two is settled as unknown by the next retry; the
+ * provider is never called twice for one claim.
+ */
+
+/** What the key remembers and a replay answers. */
+export interface StoredSend {
+  notificationId: string;
+  state: "sent" | "unknown";
+  type: NotificationType;
+  createdAt: string;
+}
+
+export interface NewSend {
+  tenantId: string;
+  idempotencyKey: string;
+  fingerprint: string;
+  owner: string;
+  notificationId: string;
+  transcriptEntryId: string;
+  recipient: string;
+  type: NotificationType;
+  text: string;
+  actorReference: string;
+  delegationReference: string | null;
+  requestId: string;
+  leaseMs: number;
+  ttlMs: number;
+  testingAllowance: number;
+}
+
+export type RecordResult =
+  | { recorded: true; createdAt: Date }
+  /** The key is already claimed: the caller reads it with findClaim. */
+  | { recorded: false };
+
+export interface ExistingClaim {
+  fingerprint: string;
+  state: "in_progress" | "completed";
+  result: StoredSend | null;
+  leaseExpired: boolean;
+}
+
+export interface TranscriptEntry {
+  seq: string;
+  id: string;
+  notificationId: string;
+  type: string;
+  text: string;
+  state: DeliveryState;
+  actorReference: string;
+  delegationReference: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NotificationStore {
+  record(send: NewSend): Promise<RecordResult>;
+  findClaim(tenantId: string, idempotencyKey: string): Promise<ExistingClaim | undefined>;
+  complete(
+    send: { tenantId: string; idempotencyKey: string; owner: string; notificationId: string },
+    outcome: ChannelOutcome,
+    provider: string,
+    result: StoredSend,
+  ): Promise<void>;
+  /**
+   * Settles a claim whose lease expired while its command was still dispatching: command and key
+   * become unknown (the transcript entry already says unknown). Returns the settled result, or
+   * undefined when someone else settled or completed it first.
+   */
+  settleAbandoned(tenantId: string, idempotencyKey: string, fingerprint: string): Promise<StoredSend | undefined>;
+  listTranscript(
+    tenantId: string,
+    recipient: string,
+    limit: number,
+    beforeSeq: string | undefined,
+  ): Promise<TranscriptEntry[]>;
+}
+
+interface TranscriptRow {
+  seq: string;
+  id: string;
+  notification_id: string;
+  type: string;
+  text: string;
+  state: DeliveryState;
+  actor_reference: string;
+  delegation_reference: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A prepared statement: `?` placeholders become $1..$n; the name makes pg prepare it once per connection. */
+function statement(name: string, text: string): { name: string; text: string } {
+  let n = 0;
+  return { name, text: text.replace(/\?/g, () => `$${++n}`) };
+}
+
+const recordSendSql = statement(
+  "notify_record_send",
+  "select outcome, recorded_at from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+);
+
+const outcomeSql = statement(
+  "notify_send_outcome",
+  `with command as (
+             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
+             where id = ? and state in ('dispatching', 'unknown')
+             returning tenant_id, counted, month
+           ), provider as (
+             insert into provider_messages (notification_id, provider, provider_message_id)
+             select ?, ?, ? where ?::boolean
+             returning 1
+           ), entry as (
+             update conversation_messages set state = ?, updated_at = now() where notification_id = ?
+             returning 1
+           ), refund as (
+             update monthly_sends m set sends = m.sends - 1 from command c
+             where ?::boolean and c.counted and m.tenant_id = c.tenant_id and m.month = c.month and m.sends > 0
+             returning 1
+           ), released as (
+             delete from idempotency_keys
+             where ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           ), completed as (
+             update idempotency_keys set state = 'completed', result = ?::jsonb
+             where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           )
+           select (select count(*) from command) as commands`,
+);
+
+type RecordOutcome =
+  | "recorded"
+  | "claimed"
+  | "tenant_not_found"
+  | "tenant_not_activated"
+  | "channel_not_ready"
+  | "recipient_opted_out"
+  | "testing_allowance_exhausted";
+
+/** One autocommitted prepared statement on the send pool. */
+async function query<R extends object>(
+  pool: pg.Pool,
+  prepared: { name: string; text: string },
+  values: unknown[],
+): Promise<{ rows: R[] }> {
+  try {
+    return await pool.query<R>({ ...prepared, values });
+  } catch (error) {
+    if (error instanceof Error && /timeout exceeded when trying to connect/.test(error.message)) {
+      throw new UnavailableError("the database is not reachable", error);
+    }
+    throw error;
+  }
+}
+
+async function run<R extends object = object>(
+  client: pg.PoolClient,
+  query: { name: string; text: string },
+  values: unknown[],
+): Promise<{ rows: R[] }> {
+  return client.query<R>({ ...query, values });
+}
+
+/**
+ * BEGIN, `work`, COMMIT on one pooled connection; ROLLBACK on any error. A connection that
+ * failed is discarded rather than returned to the pool.
+ */
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new UnavailableError("the database is not reachable", error);
+  }
+  let broken = false;
+  try {
+    await client.query("begin");
+    const result = await work(client);
+    await client.query("commit");
+    return result;
+  } catch (error) {
+    await client.query("rollback").catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * The send path (record, complete) runs prepared statements on a pg pool of its own; the rest
+ * (repeats, settling, transcripts) uses knex.
+ */
+export function createNotificationStore(db: Knex, pool: pg.Pool): NotificationStore {
+  return {
+    async record(send) {
+      // One statement (record_send, in the migration): claim, preconditions, allowance, command
+      // and transcript entry, committed together or not at all.
+      const { rows } = await query<{ outcome: RecordOutcome; recorded_at: Date }>(pool, recordSendSql, [
+        send.tenantId,
+        send.idempotencyKey,
+        send.fingerprint,
+        send.owner,
+        send.leaseMs / 1000,
+        send.ttlMs / 1000,
+        send.notificationId,
+        send.transcriptEntryId,
+        send.recipient,
+        send.type,
+        send.text,
+        send.actorReference,
+        send.delegationReference,
+        send.requestId,
+        send.testingAllowance,
+      ]);
+      const { outcome, recorded_at: createdAt } = rows[0]!;
+      switch (outcome) {
+        case "recorded":
+          return { recorded: true, createdAt };
+        case "claimed":
+          return { recorded: false };
+        case "tenant_not_found":
+          throw new TenantNotFoundError();
+        case "tenant_not_activated":
+          throw new TenantNotActivatedError();
+        case "channel_not_ready":
+          throw new ChannelNotReadyError();
+        case "recipient_opted_out":
+          throw new RecipientOptedOutError();
+        case "testing_allowance_exhausted":
+          throw new TestingAllowanceExhaustedError(send.testingAllowance);
+      }
+    },
+
+    async findClaim(tenantId, idempotencyKey) {
+      const row = await db(IDEMPOTENCY_TABLE)
+        .first<
+          | { fingerprint: string; state: ExistingClaim["state"]; result: StoredSend | null; lease_expired: boolean }
+          | undefined
+        >("fingerprint", "state", "result", db.raw("locked_until < now() as lease_expired"))
+        .where({ scope: tenantId, key: idempotencyKey });
+      return (
+        row && { fingerprint: row.fingerprint, state: row.state, result: row.result, leaseExpired: row.lease_expired }
+      );
+    },
+
+    async complete(send, outcome, provider, result) {
+      const state: DeliveryState = outcome.kind;
+      const refused = outcome.kind === "failed";
+      // One statement in its own transaction. A refusal (nothing was sent) gives the allowance
+      // back and releases the key, so the partner may retry with the same key once the cause is
+      // fixed; sent and unknown complete the key with the result a repeat replays.
+      await inTransaction(pool, async (client) => {
+        await run(client, outcomeSql, [
+          state,
+          refused ? outcome.code : null,
+          refused ? outcome.providerCode : null,
+          send.notificationId,
+          send.notificationId,
+          provider,
+          outcome.kind === "sent" ? outcome.providerMessageId : "",
+          outcome.kind === "sent",
+          state,
+          send.notificationId,
+          refused,
+          refused,
+          send.tenantId,
+          send.idempotencyKey,
+          send.owner,
+          JSON.stringify(result),
+          refused,
+          send.tenantId,
+          send.idempotencyKey,
+          send.owner,
+        ]);
+      });
+    },
+
+    async settleAbandoned(tenantId, idempotencyKey, fingerprint) {
+      return db.transaction(async (trx) => {
+        const command = await trx("notification_commands")
+          .first<{ id: string; type: NotificationType; created_at: Date } | undefined>("id", "type", "created_at")
+          .where({ tenant_id: tenantId, idempotency_key: idempotencyKey })
+          .orderBy("created_at", "desc");
+        if (!command) return undefined;
+        const result: StoredSend = {
+          notificationId: command.id,
+          state: "unknown",
+          type: command.type,
+          createdAt: command.created_at.toISOString(),
+        };
+        const settled = await trx(IDEMPOTENCY_TABLE)
+          .update({ state: "completed", result: JSON.stringify(result) })
+          .where({ scope: tenantId, key: idempotencyKey, state: "in_progress", fingerprint })
+          .andWhere("locked_until", "<", trx.fn.now());
+        if (settled !== 1) return undefined;
+        await trx("notification_commands")
+          .update({ state: "unknown", updated_at: trx.fn.now() })
+          .where({ id: command.id, state: "dispatching" });
+        return result;
+      });
+    },
+
+    async listTranscript(tenantId, recipient, limit, beforeSeq) {
+      const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
+      if (!tenant) throw new TenantNotFoundError();
+      const query = db("conversation_messages")
+        .where({ tenant_id: tenantId, recipient })
+        .orderBy("seq", "desc")
+        .limit(limit);
+      const rows = await (beforeSeq === undefined ? query : query.andWhere("seq", "<", beforeSeq)).select<
+        TranscriptRow[]
+      >("*");
+      return rows.map((row) => ({
+        seq: String(row.seq),
+        id: row.id,
+        notificationId: row.notification_id,
+        type: row.type,
+        text: row.text,
+        state: row.state,
+        actorReference: row.actor_reference,
+        delegationReference: row.delegation_reference,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      }));
+    },
+  };
+}

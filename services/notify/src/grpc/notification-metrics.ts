@@ -1,0 +1,27 @@
+import { Counter, Histogram, type Registry } from "prom-client";
+
+/** What notify counts about notifications, on its /metrics. */
+export interface NotificationMetrics {
+  /** outcome: sent, unknown, failed (the provider refused), refused (a precondition failed). */
+  notifications: Counter<"type" | "outcome">;
+  /** One provider request, labelled by provider and outcome (sent, unknown, failed). */
+  providerSeconds: Histogram<"provider" | "outcome">;
+}
+
+export function createNotificationMetrics(registry: Registry): NotificationMetrics {
+  return {
+    notifications: new Counter({
+      name: "notify_notifications_total",
+      help: "Notification sends by type and outcome (sent, unknown, failed, refused); replays are not counted.",
+      labelNames: ["type", "outcome"],
+      registers: [registry],
+    }),
+    providerSeconds: new Histogram({
+      name: "notify_provider_request_duration_seconds",
+      help: "Duration of one channel provider request, in seconds.",
+      labelNames: ["provider", "outcome"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,259 @@
+import { randomUUID } from "node:crypto";
+import {
+  NotificationServiceService,
+  type ConversationMessage,
+  type SendNotificationRequest,
+  type SendNotificationResponse,
+} from "@platform/proto/notify/v1";
+import { DomainError, InvalidArgumentError } from "@platform/service-kit/errors";
+import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
+import {
+  fingerprintOf,
+  IdempotencyInProgressError,
+  IdempotencyKeyReusedError,
+} from "@platform/service-kit/idempotency";
+import type { Logger } from "@platform/service-kit/logger";
+import type { NotificationStore, StoredSend } from "../db/notification-store.js";
+import { refusalError, type ChannelOutcome, type ChannelProvider } from "../domain/channel-provider.js";
+import {
+  ActionOutcomeUnknownError,
+  canonicalNotification,
+  maskRecipient,
+  newNotificationId,
+  newTranscriptEntryId,
+  parseRecipient,
+  renderNotification,
+  renderParameters,
+  validateNotification,
+  type NotificationRequest,
+} from "../domain/notification.js";
+import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
+import type { NotificationMetrics } from "./notification-metrics.js";
+
+const SEND_OPERATION = "notify.v1.NotificationService/SendNotification";
+const DEFAULT_PAGE = 20;
+const MAX_PAGE = 100;
+
+export interface NotificationServiceDeps {
+  store: NotificationStore;
+  provider: ChannelProvider;
+  metrics: NotificationMetrics;
+  /** How long a send holds its key before a retry may settle it as unknown. */
+  leaseMs: number;
+  /** How long a key is remembered. */
+  ttlMs: number;
+  testingAllowance: number;
+}
+
+class CursorInvalidError extends InvalidArgumentError {
+  override name = "CursorInvalidError";
+  constructor() {
+    super("request.invalid", "cursor is not valid; pass back a nextCursor exactly as received");
+  }
+}
+
+function requireTenantId(id: string): string {
+  if (!isTenantId(id)) throw new TenantNotFoundError();
+  return id;
+}
+
+function inputFrom(request: SendNotificationRequest) {
+  const fields = {
+    clientName: request.clientName,
+    businessName: request.businessName,
+    serviceName: request.serviceName,
+    when: request.when,
+    newWhen: request.newWhen,
+    message: request.message,
+  };
+  return {
+    to: request.to,
+    type: request.type,
+    fields: Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+    actor: request.actor && {
+      actorReference: request.actor.actorReference,
+      delegationReference: request.actor.delegationReference,
+    },
+    otherFields: request.otherFields,
+  };
+}
+
+const encodeCursor = (seq: string) => Buffer.from(`s:${seq}`).toString("base64url");
+
+function decodeCursor(cursor: string): string | undefined {
+  if (cursor === "") return undefined;
+  const match = /^s:([1-9][0-9]{0,17})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) throw new CursorInvalidError();
+  return match[1];
+}
+
+const answer = (stored: StoredSend, replayed: boolean): SendNotificationResponse => ({
+  notificationId: stored.notificationId,
+  state: stored.state,
+  type: stored.type,
+  createdAt: stored.createdAt,
+  replayed,
+});
+
+/** notify.v1.NotificationService: send a template notification exactly once; read transcripts. */
+export function createNotificationService(
+  deps: NotificationServiceDeps,
+): UnaryHandlers<typeof NotificationServiceService> {
+  /** A repeat of a claimed key: replay, refuse, or settle an abandoned send as unknown. Never sends. */
+  async function answerRepeat(
+    tenantId: string,
+    key: string,
+    fingerprint: string,
+    logger: Logger,
+    depth = 0,
+  ): Promise<SendNotificationResponse | "released"> {
+    const claim = await deps.store.findClaim(tenantId, key);
+    if (!claim) return "released"; // refused (or expired and purged) meanwhile: a fresh attempt
+    if (claim.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
+    if (claim.state === "completed") {
+      if (claim.result?.state === "sent") return answer(claim.result, true);
+      throw new ActionOutcomeUnknownError();
+    }
+    if (!claim.leaseExpired) throw new IdempotencyInProgressError();
+    const settled = await deps.store.settleAbandoned(tenantId, key, fingerprint);
+    if (settled) {
+      logger.warn(
+        { commandId: settled.notificationId },
+        "a send abandoned between recording and its outcome was settled as unknown; the provider was not called again",
+      );
+      throw new ActionOutcomeUnknownError();
+    }
+    // Someone else settled or completed it meanwhile: read it again (bounded).
+    if (depth >= 2) throw new IdempotencyInProgressError();
+    return answerRepeat(tenantId, key, fingerprint, logger, depth + 1);
+  }
+
+  async function dispatch(
+    tenantId: string,
+    key: string,
+    notification: NotificationRequest,
+    fingerprint: string,
+    requestId: string,
+    logger: Logger,
+  ): Promise<SendNotificationResponse | "claimed"> {
+    const owner = randomUUID();
+    const notificationId = newNotificationId();
+    const text = renderNotification(notification);
+    let recorded;
+    try {
+      recorded = await deps.store.record({
+        tenantId,
+        idempotencyKey: key,
+        fingerprint,
+        owner,
+        notificationId,
+        transcriptEntryId: newTranscriptEntryId(),
+        recipient: notification.recipient,
+        type: notification.type,
+        text,
+        actorReference: notification.actor.actorReference,
+        delegationReference: notification.actor.delegationReference,
+        requestId,
+        leaseMs: deps.leaseMs,
+        ttlMs: deps.ttlMs,
+        testingAllowance: deps.testingAllowance,
+      });
+    } catch (error) {
+      if (error instanceof DomainError) {
+        deps.metrics.notifications.inc({ type: notification.type, outcome: "refused" });
+        logger.info({ type: notification.type, code: error.code }, "notification refused");
+      }
+      throw error;
+    }
+    if (!recorded.recorded) return "claimed";
+
+    const started = performance.now();
+    const outcome: ChannelOutcome = await deps.provider.send({
+      notificationId,
+      recipient: notification.recipient,
+      type: notification.type,
+      parameters: renderParameters(notification),
+      text,
+    });
+    const providerMs = performance.now() - started;
+    deps.metrics.providerSeconds.observe({ provider: deps.provider.name, outcome: outcome.kind }, providerMs / 1000);
+    deps.metrics.notifications.inc({ type: notification.type, outcome: outcome.kind });
+
+    const stored: StoredSend = {
+      notificationId,
+      state: outcome.kind === "sent" ? "sent" : "unknown",
+      type: notification.type,
+      createdAt: recorded.createdAt.toISOString(),
+    };
+    const line = {
+      commandId: notificationId,
+      type: notification.type,
+      to: maskRecipient(notification.recipient),
+      provider: deps.provider.name,
+      outcome: outcome.kind,
+      providerMs: Math.round(providerMs * 100) / 100,
+      ...(outcome.kind === "failed" ? { code: outcome.code, providerCode: outcome.providerCode } : {}),
+      ...(outcome.kind === "unknown" ? { reason: outcome.reason } : {}),
+    };
+    try {
+      await deps.store.complete(
+        { tenantId, idempotencyKey: key, owner, notificationId },
+        outcome,
+        deps.provider.name,
+        stored,
+      );
+    } catch (error) {
+      // The provider answered but we could not record it: the partner must not treat it as sent
+      // or safe to resend. A retry after the lease settles the key as unknown.
+      logger.error({ ...line, err: error }, "notification outcome could not be recorded");
+      throw new ActionOutcomeUnknownError();
+    }
+    logger.info(line, "notification dispatched");
+    if (outcome.kind === "failed") throw refusalError(outcome.code);
+    if (outcome.kind === "unknown") throw new ActionOutcomeUnknownError();
+    return answer(stored, false);
+  }
+
+  return {
+    async sendNotification(request, { requestId, logger }) {
+      const tenantId = requireTenantId(request.tenantId);
+      const notification = validateNotification(inputFrom(request));
+      const key = request.idempotencyKey;
+      const fingerprint = fingerprintOf(SEND_OPERATION, canonicalNotification(notification));
+      // A released key (the first attempt was refused) is claimed afresh; bounded, never a spin.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const sent = await dispatch(tenantId, key, notification, fingerprint, requestId, logger);
+        if (sent !== "claimed") return sent;
+        const repeat = await answerRepeat(tenantId, key, fingerprint, logger);
+        if (repeat !== "released") return repeat;
+      }
+      throw new IdempotencyInProgressError();
+    },
+
+    async listConversationMessages(request) {
+      const tenantId = requireTenantId(request.tenantId);
+      const recipient = parseRecipient(request.to);
+      const limit = request.limit === 0 ? DEFAULT_PAGE : request.limit;
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+        throw new InvalidArgumentError("request.invalid", `limit must be an integer from 1 to ${MAX_PAGE}`);
+      }
+      const entries = await deps.store.listTranscript(tenantId, recipient, limit + 1, decodeCursor(request.cursor));
+      const page = entries.slice(0, limit);
+      const messages: ConversationMessage[] = page.map((entry) => ({
+        id: entry.id,
+        notificationId: entry.notificationId,
+        type: entry.type,
+        text: entry.text,
+        state: entry.state,
+        actorReference: entry.actorReference,
+        delegationReference: entry.delegationReference ?? undefined,
+        createdAt: entry.createdAt.toISOString(),
+        updatedAt: entry.updatedAt.toISOString(),
+      }));
+      return {
+        messages,
+        nextCursor: entries.length > limit ? encodeCursor(page[page.length - 1]!.seq) : "",
+      };
+    },
+  };
+}
