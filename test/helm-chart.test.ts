@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { ensureHelm } from "./helm-binary.js";
+import { findHelm } from "./helm-binary.js";
 
 const run = promisify(execFile);
 const chart = join(import.meta.dirname, "..", "deploy", "helm", "platform");
@@ -30,7 +30,9 @@ const component = (o: K8sObject) => o.metadata.labels?.["app.kubernetes.io/compo
 
 describe("the Helm chart (real helm)", () => {
   beforeAll(async () => {
-    helm = await ensureHelm();
+    const found = await findHelm();
+    helm = found.path;
+    console.log(`helm: ${found.path} (${found.version}, ${found.source === "PATH" ? "from PATH" : "bundled"})`);
   }, 60_000);
 
   it("passes helm lint --strict", async () => {

