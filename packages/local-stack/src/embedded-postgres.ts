@@ -249,7 +249,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
           "-c",
           "lc_messages=C",
         ],
-        { ...owner, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"] },
+        // Its own process group: a Ctrl-C at the terminal reaches the supervisor, which stops the
+        // services first and Postgres after them, not the postmaster directly.
+        { ...owner, detached: true, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"] },
       );
       child = started;
       const fail = (reason: string, error?: Error) => {

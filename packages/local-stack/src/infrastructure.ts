@@ -105,7 +105,8 @@ export async function provisionNats(options: {
       const started = spawn(
         "nats-server",
         ["-js", "-a", "127.0.0.1", "-p", String(options.fallbackPort), "-sd", storeDir],
-        { stdio: "ignore" },
+        // Its own process group, like the embedded Postgres: stopped by the supervisor, after the services.
+        { stdio: "ignore", detached: true },
       );
       started.once("error", reject);
       started.once("spawn", () => resolve(started));
