@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Knex } from "knex";
+import type { Logger } from "pino";
 import { DomainError } from "./errors.js";
 
 /**
@@ -186,4 +187,23 @@ export async function purgeExpiredIdempotencyKeys(db: Knex, batchSize = 1_000): 
     total += result.rowCount;
     if (result.rowCount < batchSize) return total;
   }
+}
+
+/**
+ * Purges expired keys every `intervalMs` in the background (logging what it removed, retrying
+ * after a failure); `stop()` ends it at shutdown.
+ */
+export function purgeExpiredIdempotencyKeysEvery(
+  db: Knex,
+  intervalMs: number,
+  logger: Pick<Logger, "info" | "warn">,
+): { stop(): void } {
+  const timer = setInterval(() => {
+    purgeExpiredIdempotencyKeys(db).then(
+      (purged) => purged > 0 && logger.info({ purged }, "expired idempotency keys purged"),
+      (error: unknown) => logger.warn({ err: error }, "idempotency key purge failed; will retry"),
+    );
+  }, intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

@@ -1,6 +1,6 @@
 import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
-import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeys } from "@platform/service-kit/idempotency";
+import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
@@ -94,17 +94,11 @@ async function main() {
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
 
-  const purge = setInterval(() => {
-    purgeExpiredIdempotencyKeys(db).then(
-      (purged) => purged > 0 && logger.info({ purged }, "expired idempotency keys purged"),
-      (error: unknown) => logger.warn({ err: error }, "idempotency key purge failed; will retry"),
-    );
-  }, config.IDEMPOTENCY_PURGE_INTERVAL);
-  purge.unref();
+  const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
-    clearInterval(purge);
+    purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await metrics.close();
     await sendPool.end();
