@@ -230,7 +230,7 @@ describe("npm start (the local stack launcher)", () => {
       // machine the first ones can miss it, so readiness is polled rather than read once.
       const ready = await eventually(async () => {
         const response = await fetch(`${stack.url}/readyz`);
-        return response.status === 200 ? ((await response.json()) as unknown) : undefined;
+        return response.status === 200 ? await response.json() : undefined;
       }, "readyz 200");
       expect(ready).toMatchObject({ checks: { catalog: "SERVING", notify: "SERVING" } });
       const stackEnv = await readFile(join(stackDir, "stack.env"), "utf8");
