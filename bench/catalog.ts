@@ -20,6 +20,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+import { profiled } from "./profiled-env.js";
 import { measureAlternating, printTable, recordResult, type LoadResult, type Target } from "./load-generator.js";
 
 const run = promisify(execFile);
@@ -27,16 +28,6 @@ const repo = join(import.meta.dirname, "..", "..");
 const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const durationSeconds = Number(process.env.BENCH_DURATION ?? 8);
-/** BENCH_CPU_PROF=<dir>: every measured process writes a V8 CPU profile there when it exits. */
-const profileDir = process.env.BENCH_CPU_PROF;
-const profiled = (env: Record<string, string>) =>
-  profileDir
-    ? {
-        ...env,
-        BENCH_CPU_PROF: profileDir,
-        NODE_OPTIONS: `--import=${join(repo, "bench", "dist", "cpu-profile.js")}`,
-      }
-    : env;
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const petCount = Number(process.env.BENCH_PETS ?? 10_000);
 

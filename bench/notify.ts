@@ -14,7 +14,8 @@
  * twice; then an open-loop run at half the notify path's measured peak rate (requests issued on a
  * fixed schedule whatever the answers; latency counted from the scheduled time). Prints sends/s,
  * p50 and p99 for each, the ratios and Postgres commits per send. Targets: notify path >= 0.6 of
- * (a); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run (default 8).
+ * (a); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run (default 8),
+ * BENCH_CPU_PROF (a directory: notify and the gateway write a CPU profile there).
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -25,6 +26,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+import { profiled } from "./profiled-env.js";
 import { recordResult } from "./load-generator.js";
 
 const run = promisify(execFile);
@@ -264,7 +266,7 @@ async function main() {
     const notify = await startServiceProcess({
       name: "notify",
       entry: entry("notify"),
-      env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", NOTIFY_CHANNEL_PROVIDER: "sandbox" },
+      env: profiled({ ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", NOTIFY_CHANNEL_PROVIDER: "sandbox" }),
     });
     processes.push(notify);
     const notifyAddr = `127.0.0.1:${notify.listening.grpcPort as number}`;
@@ -282,14 +284,14 @@ async function main() {
     const gateway = await startServiceProcess({
       name: "gateway",
       entry: entry("gateway"),
-      env: {
+      env: profiled({
         ...common,
         HOST: "127.0.0.1",
         PORT: "0",
         NOTIFY_ADDR: notifyAddr,
         RATE_LIMIT_PER_SECOND: "10000000",
         RATE_LIMIT_BURST: "10000000",
-      },
+      }),
     });
     processes.push(gateway);
     const floorServer = await startServiceProcess({
