@@ -2,8 +2,8 @@ import { startCloudApiStub, type CloudApiStub } from "@platform/local-stack/clou
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notificationRoutes } from "../src/http/notification-routes.js";
-import { problemCodes } from "../src/http/problem.js";
 import { OpenApiContract } from "./openapi-contract.js";
+import { tenantApiCall, type Answer } from "./tenant-api-call.js";
 import { startTestStack, type TestStack } from "./stack.js";
 
 /**
@@ -31,31 +31,11 @@ describe("notifications", () => {
   const phone = () => `+4477009${String(10000 + n++).padStart(5, "0")}`;
   const uniqueKey = (label: string) => `${label}-${Date.now()}-${n++}`;
 
-  interface Answer {
-    res: Response;
-    body: Record<string, unknown>;
-  }
-
-  async function call(
-    method: string,
-    path: string,
-    init: { key?: string | null; headers?: Record<string, string>; body?: string } = {},
-  ): Promise<Answer> {
-    const headers = new Headers(init.headers);
-    const key = init.key === undefined ? keys.full : init.key;
-    if (key !== null) headers.set("authorization", `Bearer ${key}`);
-    const res = await fetch(`${gatewayUrl}${path}`, { method, headers, body: init.body });
-    const text = await res.text();
-    const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-    expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
-    if (res.status >= 400) {
-      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-      expect(body.correlationId).toBe(res.headers.get("x-request-id"));
-      expect(body.title).toBe(problemCodes[body.code as keyof typeof problemCodes].title);
-    }
-    contract.check(method, path, res, body, "Problem");
-    return { res, body };
-  }
+  const call = tenantApiCall({
+    gatewayUrl: () => gatewayUrl,
+    defaultKey: () => keys.full!,
+    contract: () => contract,
+  });
 
   const reminder = (to: string, extra: Record<string, unknown> = {}) => ({
     to,

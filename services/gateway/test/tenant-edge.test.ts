@@ -1,9 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { problemCodes } from "../src/http/problem.js";
 import type { TenantRoute } from "../src/http/tenant-route.js";
 import { tenantRoutes } from "../src/http/tenant-routes.js";
 import { OpenApiContract } from "./openapi-contract.js";
+import { tenantApiCall, type Answer } from "./tenant-api-call.js";
 import { startTestStack, type TestStack } from "./stack.js";
 
 /**
@@ -21,39 +21,11 @@ describe("tenant interface edge", () => {
   let other: string; // exists, granted to nobody
   const ghost = "ten_doesnotexist000000000"; // granted to keys.full, does not exist
 
-  interface Answer {
-    res: Response;
-    body: Record<string, unknown>;
-  }
-
-  async function call(
-    method: string,
-    path: string,
-    init: { key?: string | null; headers?: Record<string, string>; body?: string } = {},
-  ): Promise<Answer> {
-    const headers = new Headers(init.headers);
-    const key = init.key === undefined ? keys.full : init.key;
-    if (key !== null) headers.set("authorization", `Bearer ${key}`);
-    const res = await fetch(`${stack.url}${path}`, { method, headers, body: init.body });
-    const text = await res.text();
-    const body = (text && res.headers.get("content-type")?.includes("json") ? JSON.parse(text) : {}) as Record<
-      string,
-      unknown
-    >;
-    expect(res.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
-    if (path.startsWith("/api/") && !path.endsWith("openapi.json")) {
-      expect(res.headers.get("ratelimit-policy")).toMatch(/^"default";q=\d+;w=\d+$/);
-      expect(res.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
-    }
-    if (res.status >= 400 && path.startsWith("/api/")) {
-      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-      expect(body.correlationId).toBe(res.headers.get("x-request-id"));
-      expect(body.type).toBe(`urn:problem:${body.code as string}`);
-      expect(body.title).toBe(problemCodes[body.code as keyof typeof problemCodes].title);
-    }
-    contract.check(method, path, res, body, "Problem");
-    return { res, body };
-  }
+  const call = tenantApiCall({
+    gatewayUrl: () => stack.url,
+    defaultKey: () => keys.full!,
+    contract: () => contract,
+  });
 
   /** The customer's phone number in the routes that have a {to} segment. */
   const recipient = "+447700900123";
