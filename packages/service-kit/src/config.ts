@@ -62,27 +62,39 @@ export function parseDuration(text: string): number | undefined {
   return Number(match[1]) * units[match[2]!]!;
 }
 
-/**
- * The settings every gRPC service with a database reads, under the same names and defaults:
- * its database, its two listeners (loopback unless the operator or the chart says otherwise),
- * logging, shutdown grace and whether it migrates at start-up.
- */
-export function databaseServiceSettings(ports: { grpc: number; metrics: number }) {
+/** What every process reads: log level and how long in-flight work may take after SIGTERM. */
+export const processSettings = {
+  LOG_LEVEL: env.logLevel(),
+  SHUTDOWN_GRACE: env.duration(25_000),
+};
+
+/** What every process with its own Postgres schema reads. */
+export const databaseSettings = {
+  DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
+  DATABASE_POOL_MAX: env.positiveInt(10),
+  /** Run migrations at start-up (local runs); Kubernetes runs the `migrate` Job instead. */
+  MIGRATE_ON_START: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+};
+
+/** A gRPC service's two listeners, loopback unless the operator or the chart says otherwise. */
+export function grpcListenerSettings(ports: { grpc: number; metrics: number }) {
   return {
-    DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
-    DATABASE_POOL_MAX: env.positiveInt(10),
     GRPC_HOST: env.host("127.0.0.1"),
     GRPC_PORT: env.port(ports.grpc),
     METRICS_HOST: env.host("127.0.0.1"),
     METRICS_PORT: env.port(ports.metrics),
-    LOG_LEVEL: env.logLevel(),
-    SHUTDOWN_GRACE: env.duration(25_000),
-    /** Run migrations at start-up (local runs); Kubernetes runs the `migrate` Job instead. */
-    MIGRATE_ON_START: z
-      .enum(["true", "false"])
-      .default("true")
-      .transform((v) => v === "true"),
   };
+}
+
+/**
+ * The settings every gRPC service with a database reads, under the same names and defaults:
+ * its database, its two listeners, logging, shutdown grace and whether it migrates at start-up.
+ */
+export function databaseServiceSettings(ports: { grpc: number; metrics: number }) {
+  return { ...databaseSettings, ...grpcListenerSettings(ports), ...processSettings };
 }
 
 /** The settings of a service that records Idempotency-Keys (service-kit idempotency.ts). */

@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { env, loadConfig, type Environment } from "@platform/service-kit/config";
+import { databaseSettings, env, loadConfig, processSettings, type Environment } from "@platform/service-kit/config";
 
 const schema = z.object({
+  ...databaseSettings,
+  ...processSettings,
   PORT: env.port(8080),
   HOST: env.host("127.0.0.1"),
   METRICS_HOST: env.host("127.0.0.1"),
   METRICS_PORT: env.port(9464),
-  DATABASE_URL: env.postgresUrl("postgres://postgres@127.0.0.1:5432/platform"),
-  DATABASE_POOL_MAX: env.positiveInt(10),
   CATALOG_ADDR: z.string().min(1).default("127.0.0.1:50051"),
   NOTIFY_ADDR: z.string().min(1).default("127.0.0.1:50052"),
   /** Token bucket per API key on the tenant interface, for the whole fleet (see GATEWAY_REPLICAS). */
@@ -33,12 +33,6 @@ const schema = z.object({
       (v) => v === undefined || v === "" || /^https?:\/\/[^/]+$/.test(v),
       "must be an origin such as https://api.example.com",
     ),
-  LOG_LEVEL: env.logLevel(),
-  SHUTDOWN_GRACE: env.duration(25_000),
-  MIGRATE_ON_START: z
-    .enum(["true", "false"])
-    .default("true")
-    .transform((v) => v === "true"),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;
