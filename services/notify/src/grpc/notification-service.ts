@@ -5,7 +5,7 @@ import {
   type SendNotificationRequest,
   type SendNotificationResponse,
 } from "@platform/proto/notify/v1";
-import { DomainError, InvalidArgumentError } from "@platform/service-kit/errors";
+import { DomainError } from "@platform/service-kit/errors";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
 import {
   fingerprintOf,
@@ -27,12 +27,12 @@ import {
   validateNotification,
   type NotificationRequest,
 } from "../domain/notification.js";
+import { decideRepeat } from "../domain/notification-repeat.js";
 import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
+import { decodeTranscriptCursor, resolveTranscriptLimit, toTranscriptPage } from "../domain/transcript-page.js";
 import type { NotificationMetrics } from "./notification-metrics.js";
 
 const SEND_OPERATION = "notify.v1.NotificationService/SendNotification";
-const DEFAULT_PAGE = 20;
-const MAX_PAGE = 100;
 
 export interface NotificationServiceDeps {
   store: NotificationStore;
@@ -43,13 +43,6 @@ export interface NotificationServiceDeps {
   /** How long a key is remembered. */
   ttlMs: number;
   testingAllowance: number;
-}
-
-class CursorInvalidError extends InvalidArgumentError {
-  override name = "CursorInvalidError";
-  constructor() {
-    super("request.invalid", "cursor is not valid; pass back a nextCursor exactly as received");
-  }
 }
 
 function requireTenantId(id: string): string {
@@ -78,15 +71,6 @@ function inputFrom(request: SendNotificationRequest) {
   };
 }
 
-const encodeCursor = (seq: string) => Buffer.from(`s:${seq}`).toString("base64url");
-
-function decodeCursor(cursor: string): string | undefined {
-  if (cursor === "") return undefined;
-  const match = /^s:([1-9][0-9]{0,17})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) throw new CursorInvalidError();
-  return match[1];
-}
-
 const answer = (stored: StoredSend, replayed: boolean): SendNotificationResponse => ({
   notificationId: stored.notificationId,
   state: stored.state,
@@ -107,14 +91,21 @@ export function createNotificationService(
     logger: Logger,
     depth = 0,
   ): Promise<SendNotificationResponse | "released"> {
-    const claim = await deps.store.findClaim(tenantId, key);
-    if (!claim) return "released"; // refused (or expired and purged) meanwhile: a fresh attempt
-    if (claim.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
-    if (claim.state === "completed") {
-      if (claim.result?.state === "sent") return answer(claim.result, true);
-      throw new ActionOutcomeUnknownError();
+    const decision = decideRepeat(await deps.store.findClaim(tenantId, key), fingerprint);
+    switch (decision.kind) {
+      case "claim_afresh":
+        return "released"; // refused (or expired and purged) meanwhile: a fresh attempt
+      case "key_reused":
+        throw new IdempotencyKeyReusedError();
+      case "replay":
+        return answer(decision.result, true);
+      case "outcome_unknown":
+        throw new ActionOutcomeUnknownError();
+      case "in_progress":
+        throw new IdempotencyInProgressError();
+      case "settle_abandoned":
+        break;
     }
-    if (!claim.leaseExpired) throw new IdempotencyInProgressError();
     const settled = await deps.store.settleAbandoned(tenantId, key, fingerprint);
     if (settled) {
       logger.warn(
@@ -233,13 +224,15 @@ export function createNotificationService(
     async listConversationMessages(request) {
       const tenantId = requireTenantId(request.tenantId);
       const recipient = parseRecipient(request.to);
-      const limit = request.limit === 0 ? DEFAULT_PAGE : request.limit;
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-        throw new InvalidArgumentError("request.invalid", `limit must be an integer from 1 to ${MAX_PAGE}`);
-      }
-      const entries = await deps.store.listTranscript(tenantId, recipient, limit + 1, decodeCursor(request.cursor));
-      const page = entries.slice(0, limit);
-      const messages: ConversationMessage[] = page.map((entry) => ({
+      const limit = resolveTranscriptLimit(request.limit);
+      const read = await deps.store.listTranscript(
+        tenantId,
+        recipient,
+        limit + 1,
+        decodeTranscriptCursor(request.cursor),
+      );
+      const page = toTranscriptPage(read, limit);
+      const messages: ConversationMessage[] = page.entries.map((entry) => ({
         id: entry.id,
         notificationId: entry.notificationId,
         type: entry.type,
@@ -250,10 +243,7 @@ export function createNotificationService(
         createdAt: entry.createdAt.toISOString(),
         updatedAt: entry.updatedAt.toISOString(),
       }));
-      return {
-        messages,
-        nextCursor: entries.length > limit ? encodeCursor(page[page.length - 1]!.seq) : "",
-      };
+      return { messages, nextCursor: page.nextCursor };
     },
   };
 }
