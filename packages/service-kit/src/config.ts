@@ -20,12 +20,15 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Environment): 
   const problems = result.error.issues.map((issue) => {
     const variable = issue.path.join(".") || "(environment)";
     const got = typeof issue.path[0] === "string" ? env[issue.path[0]] : undefined;
-    return got === undefined
+    // A malformed secret is still a secret: name the variable, never echo its value.
+    return got === undefined || SECRET_VARIABLE.test(variable)
       ? `${variable}: ${issue.message}`
       : `${variable}: ${issue.message} (got ${JSON.stringify(got)})`;
   });
   throw new ConfigError(problems);
 }
+
+const SECRET_VARIABLE = /(^|_)KEY$|SECRET|TOKEN|PASSWORD|CREDENTIAL|PRIVATE/;
 
 /** Reusable variable parsers, so every service spells the same kind of value the same way. */
 export const env = {

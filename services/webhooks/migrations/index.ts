@@ -1,0 +1,5 @@
+import type { Migration } from "@platform/service-kit/postgres";
+import * as createWebhooks from "./20261122100000_create_webhooks.js";
+
+/** Every migration of the webhooks schema, oldest first. Add new files here. */
+export const migrations: Migration[] = [createWebhooks];
