@@ -81,7 +81,7 @@ describe("the Helm chart (real helm)", () => {
   it("migrates in pre-install/pre-upgrade hook Jobs, not at pod start", async () => {
     const objects = await render();
     const jobs = ofKind(objects, "Job");
-    expect(jobs.map(component).sort()).toEqual(["catalog", "gateway", "notify"]);
+    expect(jobs.map(component).sort()).toEqual(["catalog", "gateway", "notify", "webhooks"]);
     for (const job of jobs) {
       expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
       expect(job.spec.template.spec.containers[0].command).toEqual([
@@ -95,7 +95,7 @@ describe("the Helm chart (real helm)", () => {
     }
   });
 
-  it("points the gateway at the catalog and notify Services and tells it its replica count", async () => {
+  it("points the gateway at the catalog, notify and webhooks Services and tells it its replica count", async () => {
     const gateway = ofKind(await render("gateway.replicaCount=3"), "Deployment").find(
       (d) => component(d) === "gateway",
     )!;
@@ -108,9 +108,23 @@ describe("the Helm chart (real helm)", () => {
     expect(env).toMatchObject({
       CATALOG_ADDR: "rel-platform-catalog:50051",
       NOTIFY_ADDR: "rel-platform-notify:50052",
+      WEBHOOKS_ADDR: "rel-platform-webhooks:50053",
       GATEWAY_REPLICAS: "3",
     });
     expect(gateway.spec.replicas).toBe(3);
+  });
+
+  it("gives the webhooks service its database, NATS and the SECRETS_KEY from a Secret, never the key in the manifest", async () => {
+    const webhooks = ofKind(await render(), "Deployment").find((d) => component(d) === "webhooks")!;
+    const env = webhooks.spec.template.spec.containers[0].env as { name: string; value?: string; valueFrom?: any }[];
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "platform-database", key: "url" } } },
+        { name: "NATS_URL", value: "nats://nats:4222" },
+        { name: "SECRETS_KEY", valueFrom: { secretKeyRef: { name: "platform-secrets", key: "secrets-key" } } },
+      ]),
+    );
+    expect(env.find((e) => e.name === "SECRETS_KEY")?.value).toBeUndefined();
   });
 
   it("sends through WhatsApp only when given the access token's Secret, never putting the token in the manifest", async () => {

@@ -48,13 +48,11 @@ app.kubernetes.io/component: {{ .service }}
 {{- $v := index .root.Values .service }}
 - name: LOG_LEVEL
   value: {{ .root.Values.logLevel | quote }}
-{{- if ne .service "webhooks" }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ .root.Values.database.existingSecret }}
       key: {{ .root.Values.database.secretKey }}
-{{- end }}
 {{- if or (eq .service "notify") (eq .service "webhooks") }}
 - name: NATS_URL
   value: {{ .root.Values.nats.url | quote }}
