@@ -10,10 +10,12 @@ const zone: Record<string, string[]> = {
   "metadata.example.com": ["169.254.169.254"],
   "mapped.example.com": ["::ffff:192.168.0.1"],
 };
-const lookup: LookupAll = async (hostname) => {
+const lookup: LookupAll = (hostname) => {
   const answers = zone[hostname];
-  if (!answers) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
-  return answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  if (!answers) {
+    return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }));
+  }
+  return Promise.resolve(answers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 })));
 };
 
 describe("resolving an endpoint's host", () => {
