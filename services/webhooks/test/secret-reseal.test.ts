@@ -77,7 +77,9 @@ describe("rotating SECRETS_KEY: resealing stored signing secrets under the new k
     expect(await resealEndpointSecrets(db, ring, { batch: 2 })).toBe(7);
     const counts = await sealedSecretsByKeyId(db);
     expect(counts).toEqual({ k3: 11, k0: 1 });
-    const row = await db("endpoints").first("secret_sealed").where({ id: stranded });
-    expect((row as { secret_sealed: string }).secret_sealed.startsWith("v1.k0.")).toBe(true);
+    const row = await db<{ id: string; secret_sealed: string }>("endpoints")
+      .first("secret_sealed")
+      .where({ id: stranded });
+    expect(row!.secret_sealed.startsWith("v1.k0.")).toBe(true);
   });
 });
