@@ -187,4 +187,37 @@ describe("admin CLI", () => {
     );
     expect((JSON.parse(key.stderr) as { error: string }).error).toMatch(/could not reach notify at 127\.0\.0\.1:1/);
   }, 30_000);
+
+  it("refuses an event emit it cannot send, saying why, with exit 2 and nothing published", async () => {
+    await tenant("t_ev");
+    const cases: [string[], RegExp][] = [
+      [["--tenant", "t_ev", "--type", "booking.created"], /needs --tenant ID --type TYPE --data JSON/],
+      [["--tenant", "t_ev", "--type", "booking.created", "--data", "{oops"], /--data is not valid JSON/],
+      [["--tenant", "t_ev", "--type", "booking.created", "--data", "[1]"], /--data must be a JSON object/],
+      [["--tenant", "nobody", "--type", "booking.created", "--data", "{}"], /^no such tenant: nobody$/],
+    ];
+    for (const [args, message] of cases) {
+      // WEBHOOKS_ADDR points nowhere: a refusal must come before anything is sent.
+      const { code, stdout, stderr } = await cliWith(
+        { DATABASE_URL: scratch.url, NOTIFY_ADDR: notifyAddr(), WEBHOOKS_ADDR: "127.0.0.1:1" },
+        "event",
+        "emit",
+        ...args,
+      );
+      expect({ code, stdout }, args.join(" ")).toEqual({ code: 2, stdout: "" });
+      expect((JSON.parse(stderr) as { error: string }).error).toMatch(message);
+    }
+  });
+
+  it("says the stack seems down when the webhooks service is unreachable", async () => {
+    await tenant("t_ev2");
+    const { code, stderr } = await cliWith(
+      { DATABASE_URL: scratch.url, NOTIFY_ADDR: notifyAddr(), WEBHOOKS_ADDR: "127.0.0.1:1" },
+      ...["event", "emit", "--tenant", "t_ev2", "--type", "booking.created", "--data", '{"booking_id":"b_1"}'],
+    );
+    expect(code).toBe(1);
+    expect((JSON.parse(stderr) as { error: string }).error).toMatch(
+      /^the stack seems down: could not reach webhooks at 127\.0\.0\.1:1 .*run `npm start`$/,
+    );
+  }, 30_000);
 });

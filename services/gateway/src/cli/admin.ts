@@ -4,9 +4,11 @@
  * 1 (infrastructure), warnings as {"warning"} lines on stderr. `--help` / `-h`, alone or after a
  * command, prints usage on stdout and exits 0.
  *
- * Key commands use the gateway's schema at DATABASE_URL; tenant commands (and the tenant check of
- * `key create --tenants`) call the notify service at NOTIFY_ADDR over gRPC. Unset variables come
- * from the local stack's .data/stack.env (written by `npm start`), else the local defaults.
+ * Key commands use the gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
+ * `key create --tenants` and `event emit`) call the notify service at NOTIFY_ADDR over gRPC;
+ * `event emit` publishes through the internal event contract of the webhooks service at
+ * WEBHOOKS_ADDR. Unset variables come from the local stack's .data/stack.env (written by
+ * `npm start`), else the local defaults.
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -26,6 +28,7 @@ import { createApiKeyStore } from "../db/api-key-store.js";
 import { isScope, issueApiKey, scopes, type Scope } from "../domain/api-key.js";
 import { apiErrorFromGrpc } from "../http/api-error.js";
 import { tenantToJson } from "../http/tenant-routes.js";
+import { createEventClient, type EventClient } from "../grpc/event-client.js";
 import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
 
 /** The operator asked for something that cannot be done as asked: exit 2. */
@@ -65,6 +68,8 @@ interface Resources {
   notify(): NotifyClient;
   /** Where notify was looked for (for messages). */
   notifyAddress: string;
+  events(): EventClient;
+  eventsAddress: string;
   /** A warning on stderr; the command still succeeds. */
   warn(message: string): void;
 }
@@ -77,23 +82,26 @@ interface Command {
 }
 
 /**
- * Calls notify. tenant.not_found becomes "no such tenant: ID"; other refusals keep notify's
- * message (exit 2); an unreachable notify says the stack seems down.
+ * Calls a service. tenant.not_found becomes "no such tenant: ID"; other refusals keep the
+ * service's message (exit 2); an unreachable service says the stack seems down.
  */
-async function callNotify<T>(resources: Resources, tenantId: string, call: () => Promise<T>): Promise<T> {
+async function callService<T>(service: string, address: string, tenantId: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     const grpcCode = (error as { code?: unknown }).code;
     if (grpcCode === GrpcStatus.UNAVAILABLE || grpcCode === GrpcStatus.DEADLINE_EXCEEDED) {
-      throw new StackDownError("notify", resources.notifyAddress, error);
+      throw new StackDownError(service, address, error);
     }
     const apiError = apiErrorFromGrpc(error);
     if (apiError.options.code === "tenant.not_found") throw new UsageError(`no such tenant: ${tenantId}`);
     if (apiError.status < 500) throw new UsageError(apiError.message);
-    throw new Error(`notify failed: ${(error as Error).message}`);
+    throw new Error(`${service} failed: ${(error as Error).message}`);
   }
 }
+
+const callNotify = <T>(resources: Resources, tenantId: string, call: () => Promise<T>): Promise<T> =>
+  callService("notify", resources.notifyAddress, tenantId, call);
 
 async function tenantCall(
   resources: Resources,
@@ -220,6 +228,44 @@ const commands: Record<string, Command> = {
     does: "withdraws the recipient's opt-out",
     run: (args, resources) => setConsent("opt-in", args, resources),
   },
+  "event emit": {
+    usage: "--tenant ID --type TYPE --data JSON [--id EVENT_ID]",
+    does:
+      "publishes a platform event (conversation.*, booking.*, capability.*, escalation.*, tenant.*) through " +
+      "the internal event contract, as the platform would; prints its id. --data is the snapshot, a JSON " +
+      "object with snake_case keys; --id makes a republish of the same occurrence a no-op",
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: {
+          tenant: { type: "string" },
+          type: { type: "string" },
+          data: { type: "string" },
+          id: { type: "string" },
+        },
+        strict: true,
+      });
+      if (!values.tenant || !values.type || values.data === undefined) {
+        throw new UsageError("event emit needs --tenant ID --type TYPE --data JSON");
+      }
+      let data: unknown;
+      try {
+        data = JSON.parse(values.data);
+      } catch (error) {
+        throw new UsageError(`--data is not valid JSON: ${(error as Error).message}`);
+      }
+      if (typeof data !== "object" || data === null || Array.isArray(data)) {
+        throw new UsageError("--data must be a JSON object (the snapshot of the affected object)");
+      }
+      const tenantId = values.tenant;
+      await requireTenants(resources, [tenantId]);
+      const request = { tenantId, type: values.type, dataJson: values.data, eventId: values.id ?? "", occurredAt: "" };
+      const published = await callService("webhooks", resources.eventsAddress, tenantId, () =>
+        resources.events().publishEvent(request, cliCall()),
+      );
+      return { id: published.eventId, tenant: tenantId, type: values.type, duplicate: published.duplicate };
+    },
+  },
 };
 
 /** A recipient opts out of (or back into) a tenant's messages; notify validates the number. */
@@ -243,7 +289,7 @@ const topLevelUsage = () =>
     ...Object.entries(commands).map(([name, command]) => `  ${name} ${command.usage}\n      ${command.does}`),
     "",
     "Prints one JSON document on stdout; errors go to stderr with exit 2 (refused) or 1 (stack down).",
-    "Uses DATABASE_URL and NOTIFY_ADDR, else what `npm start` recorded in .data/stack.env.",
+    "Uses DATABASE_URL, NOTIFY_ADDR and WEBHOOKS_ADDR, else what `npm start` recorded in .data/stack.env.",
     "`admin <command> --help` describes one command.",
     "",
   ].join("\n");
@@ -286,6 +332,7 @@ async function run(argv: string[]): Promise<Outcome> {
 function openResources(config: GatewayConfig): { resources: Resources; close(): Promise<void> } {
   let db: Promise<Knex> | undefined;
   let notify: NotifyClient | undefined;
+  let events: EventClient | undefined;
   return {
     resources: {
       db: () =>
@@ -305,10 +352,13 @@ function openResources(config: GatewayConfig): { resources: Resources; close(): 
         })()),
       notify: () => (notify ??= createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT)),
       notifyAddress: config.NOTIFY_ADDR,
+      events: () => (events ??= createEventClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT)),
+      eventsAddress: config.WEBHOOKS_ADDR,
       warn: (message) => process.stderr.write(`${JSON.stringify({ warning: message })}\n`),
     },
     async close() {
       notify?.close();
+      events?.close();
       await (await db?.catch(() => undefined))?.destroy();
     },
   };
