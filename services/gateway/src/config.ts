@@ -10,6 +10,7 @@ const schema = z.object({
   METRICS_PORT: env.port(9464),
   CATALOG_ADDR: z.string().min(1).default("127.0.0.1:50051"),
   NOTIFY_ADDR: z.string().min(1).default("127.0.0.1:50052"),
+  WEBHOOKS_ADDR: z.string().min(1).default("127.0.0.1:50053"),
   /** Token bucket per API key on the tenant interface, for the whole fleet (see GATEWAY_REPLICAS). */
   RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
   RATE_LIMIT_BURST: env.positiveInt(100),
