@@ -108,6 +108,7 @@ describe("the Helm chart (real helm)", () => {
     expect(env).toMatchObject({
       CATALOG_ADDR: "rel-platform-catalog:50051",
       NOTIFY_ADDR: "rel-platform-notify:50052",
+      WEBHOOKS_ADDR: "rel-platform-webhooks:50053",
       GATEWAY_REPLICAS: "3",
     });
     expect(gateway.spec.replicas).toBe(3);
