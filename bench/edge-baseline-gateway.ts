@@ -8,12 +8,15 @@ import type { AddressInfo } from "node:net";
 import Koa from "koa";
 import Router from "@koa/router";
 import { createNotifyClient } from "@platform/gateway/grpc/notify-client";
+import { createWebhooksClient } from "@platform/gateway/grpc/webhooks-client";
 import { tenantRoutes } from "@platform/gateway/http/tenant-routes";
 
 const route = tenantRoutes.find((r) => r.operationId === "getTenant")!;
 const notify = createNotifyClient(process.env.NOTIFY_ADDR ?? "127.0.0.1:50052", 5_000);
 const router = new Router();
-router.register(route.path, [route.method], [(ctx) => route.handle(ctx, { notify })]);
+// getTenant never calls webhooks; the client is there because every route gets the same deps.
+const webhooks = createWebhooksClient(process.env.WEBHOOKS_ADDR ?? "127.0.0.1:50053", 5_000);
+router.register(route.path, [route.method], [(ctx) => route.handle(ctx, { notify, webhooks })]);
 const app = new Koa();
 app.use(async (ctx, next) => {
   ctx.state.requestId = "bench";
@@ -28,5 +31,6 @@ server.listen(0, "127.0.0.1", () => {
 });
 process.on("SIGTERM", () => {
   notify.close();
+  webhooks.close();
   server.close(() => process.exit(0));
 });

@@ -7,7 +7,7 @@
  * Every service gets this process's whole environment (so every documented setting reaches it),
  * overlaid with the stack's own values: DATABASE_URL, NATS_URL, SECRETS_KEY, HOST / GRPC_HOST /
  * METRICS_HOST (STACK_BIND_HOST, default 127.0.0.1), its ports, and the gateway's CATALOG_ADDR /
- * NOTIFY_ADDR. The table in docs/operations.md says which variable is set and which passed.
+ * NOTIFY_ADDR / WEBHOOKS_ADDR. The table in docs/operations.md says which variable is set and which passed.
  *
  * The launcher's own variables (all optional):
  *   DATABASE_URL, NATS_URL       use these servers instead of looking for / starting local ones
@@ -139,12 +139,17 @@ async function main(): Promise<void> {
       services.push(supervised);
       return supervised.started;
     };
-    const [catalog, notify] = await Promise.all([supervise("catalog"), supervise("notify"), supervise("webhooks")]);
+    const [catalog, notify, webhooks] = await Promise.all([
+      supervise("catalog"),
+      supervise("notify"),
+      supervise("webhooks"),
+    ]);
     if (stopping) return;
     // Restarts reuse the ports the first start got, so these addresses stay valid.
     const addresses = {
       CATALOG_ADDR: localAddress(host, catalog.grpcPort as number),
       NOTIFY_ADDR: localAddress(host, notify.grpcPort as number),
+      WEBHOOKS_ADDR: localAddress(host, webhooks.grpcPort as number),
     };
     const gateway = await supervise("gateway", addresses);
     if (stopping) return;

@@ -10,6 +10,7 @@ import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
+import { createWebhooksClient } from "./grpc/webhooks-client.js";
 import { TokenBuckets } from "./http/rate-limit.js";
 import { createGatewayApp, type Readiness } from "./http/app.js";
 
@@ -38,6 +39,8 @@ async function main() {
   const catalogHealth = new HealthChecker(config.CATALOG_ADDR);
   const notify = createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT);
   const notifyHealth = new HealthChecker(config.NOTIFY_ADDR);
+  const webhooks = createWebhooksClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT);
+  const webhooksHealth = new HealthChecker(config.WEBHOOKS_ADDR);
   const rateLimits = new TokenBuckets({
     ratePerSecond: config.RATE_LIMIT_PER_SECOND,
     burst: config.RATE_LIMIT_BURST,
@@ -48,16 +51,28 @@ async function main() {
   let stopping = false;
 
   const readiness = async (): Promise<Readiness> => {
-    const [database, catalogStatus, notifyStatus] = await Promise.all([
+    const [database, catalogStatus, notifyStatus, webhooksStatus] = await Promise.all([
       db.raw("select 1").then(
         () => "ok",
         () => "unreachable",
       ),
       catalogHealth.check("catalog.v1.CatalogService"),
       notifyHealth.check("notify.v1.TenantService"),
+      webhooksHealth.check("webhooks.v1.WebhookService"),
     ]);
-    const checks = { database, catalog: catalogStatus, notify: notifyStatus, gateway: stopping ? "stopping" : "ok" };
-    const ready = !stopping && database === "ok" && catalogStatus === "SERVING" && notifyStatus === "SERVING";
+    const checks = {
+      database,
+      catalog: catalogStatus,
+      notify: notifyStatus,
+      webhooks: webhooksStatus,
+      gateway: stopping ? "stopping" : "ok",
+    };
+    const ready =
+      !stopping &&
+      database === "ok" &&
+      catalogStatus === "SERVING" &&
+      notifyStatus === "SERVING" &&
+      webhooksStatus === "SERVING";
     return { ready, checks };
   };
 
@@ -65,6 +80,7 @@ async function main() {
   const app = createGatewayApp({
     catalog,
     notify,
+    webhooks,
     rateLimits,
     problemBaseUri: config.PROBLEM_BASE_URI,
     apiKeys,
@@ -106,6 +122,8 @@ async function main() {
     catalogHealth.close();
     notify.close();
     notifyHealth.close();
+    webhooks.close();
+    webhooksHealth.close();
     await apiKeys.close();
     await db.destroy();
   });

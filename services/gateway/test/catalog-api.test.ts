@@ -556,7 +556,7 @@ describe("animal catalog over HTTP", () => {
       expect(ready.status).toBe(200);
       expect(await ready.json()).toEqual({
         status: "ready",
-        checks: { database: "ok", catalog: "SERVING", notify: "SERVING", gateway: "ok" },
+        checks: { database: "ok", catalog: "SERVING", notify: "SERVING", webhooks: "SERVING", gateway: "ok" },
       });
       const metrics = await (await fetch(stack.metricsUrl)).text();
       expect(metrics).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/v1\/pets"[^}]*\} [1-9]/);

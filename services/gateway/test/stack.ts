@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+import { connect } from "nats";
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..", "..");
@@ -12,6 +14,7 @@ export interface TestStack {
   scratch: ScratchDatabase;
   catalog: ServiceProcess;
   notify: ServiceProcess;
+  webhooks: ServiceProcess;
   gateway: ServiceProcess;
   url: string;
   metricsUrl: string;
@@ -25,12 +28,33 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-/** catalog, notify and gateway as separate processes over a scratch database, on free ports. */
+const NATS_URL = "nats://127.0.0.1:4222";
+
+/** Deletes the JetStream streams of one test namespace (the webhooks service creates them). */
+async function deleteNamespaceStreams(namespace: string): Promise<void> {
+  const nc = await connect({ servers: NATS_URL, timeout: 5_000 });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for await (const stream of jsm.streams.list()) {
+      if (stream.config.name.startsWith(namespace)) await jsm.streams.delete(stream.config.name);
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * catalog, notify, webhooks and gateway as separate processes over a scratch database, on free
+ * ports; webhooks with its own NATS namespace (its streams are deleted at stop) and
+ * WEBHOOKS_ALLOW_PRIVATE_TARGETS=true unless `extraWebhooksEnv` says otherwise.
+ */
 export async function startTestStack(
   extraGatewayEnv: Record<string, string> = {},
   extraNotifyEnv: Record<string, string> = {},
+  extraWebhooksEnv: Record<string, string> = {},
 ): Promise<TestStack> {
   const scratch = await createScratchDatabase("gw");
+  const natsNamespace = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
   const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", METRICS_HOST: "127.0.0.1", LOG_LEVEL: "debug" };
   let catalogPort = 0;
   const startCatalog = async () => {
@@ -54,6 +78,7 @@ export async function startTestStack(
         PORT: "0",
         CATALOG_ADDR: `127.0.0.1:${catalogPort}`,
         NOTIFY_ADDR: `127.0.0.1:${stack.notify!.listening.grpcPort as number}`,
+        WEBHOOKS_ADDR: `127.0.0.1:${stack.webhooks!.listening.grpcPort as number}`,
         UPSTREAM_TIMEOUT: "2s",
         // Tests send bursts; the rate-limit tests set their own limits.
         RATE_LIMIT_PER_SECOND: "100000",
@@ -65,17 +90,32 @@ export async function startTestStack(
     return started;
   };
   try {
-    [stack.catalog, stack.notify] = await Promise.all([
+    [stack.catalog, stack.notify, stack.webhooks] = await Promise.all([
       startCatalog(),
       startServiceProcess({
         name: "notify",
         entry: entry("notify"),
         env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...extraNotifyEnv },
       }),
+      startServiceProcess({
+        name: "webhooks",
+        entry: entry("webhooks"),
+        env: {
+          ...common,
+          GRPC_HOST: "127.0.0.1",
+          GRPC_PORT: "0",
+          SECRETS_KEY: randomBytes(32).toString("base64"),
+          NATS_URL,
+          NATS_NAMESPACE: natsNamespace,
+          WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+          ...extraWebhooksEnv,
+        },
+      }),
     ]);
     stack.gateway = await startGateway(extraGatewayEnv);
   } catch (error) {
-    await Promise.all([stack.catalog?.stop("SIGKILL"), stack.notify?.stop("SIGKILL")]);
+    await Promise.all([stack.catalog?.stop("SIGKILL"), stack.notify?.stop("SIGKILL"), stack.webhooks?.stop("SIGKILL")]);
+    await deleteNamespaceStreams(natsNamespace);
     await scratch.drop();
     throw error;
   }
@@ -110,7 +150,13 @@ export async function startTestStack(
       return JSON.parse(stdout) as Record<string, unknown>;
     },
     async stop(this: TestStack) {
-      await Promise.all([...replicas.map((r) => r.stop()), this.catalog.stop(), this.notify.stop()]);
+      await Promise.all([
+        ...replicas.map((r) => r.stop()),
+        this.catalog.stop(),
+        this.notify.stop(),
+        this.webhooks.stop(),
+      ]);
+      await deleteNamespaceStreams(natsNamespace);
       await scratch.drop();
     },
   };

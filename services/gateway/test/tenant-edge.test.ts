@@ -42,11 +42,21 @@ describe("tenant interface edge", () => {
       when: "Mon 3 May 10:00",
       actor: { actorReference: "edge-walk" },
     },
+    createWebhookEndpoint: { url: "https://localhost/edge-walk", description: "walk", eventTypes: ["booking.*"] },
+    updateWebhookEndpoint: { description: "walked" },
+    sendWebhookTestDelivery: { eventType: "booking.created" },
   };
+
+  /** The {endpointId} and {deliveryId} the walk uses: deletion gets an endpoint of its own. */
+  const webhookIds = { endpoint: "", deleted: "", delivery: "" };
 
   /** A request that is right in every way but the one a test varies. */
   function requestFor(route: TenantRoute, tenantId: string, key: string | null = keys.full!) {
-    const path = route.path.replace(":tenantId", tenantId).replace(":to", encodeURIComponent(recipient));
+    const path = route.path
+      .replace(":tenantId", tenantId)
+      .replace(":to", encodeURIComponent(recipient))
+      .replace(":endpointId", route.operationId === "deleteWebhookEndpoint" ? webhookIds.deleted : webhookIds.endpoint)
+      .replace(":deliveryId", webhookIds.delivery);
     expect(path, `${route.operationId}: a path parameter the walk does not fill`).not.toMatch(/\/:/);
     const headers: Record<string, string> = {};
     let body: string | undefined;
@@ -90,6 +100,26 @@ describe("tenant interface edge", () => {
     keys.full = await key(allScopes, tenant, true);
     keys.noScopes = await key("", tenant, true);
     keys.noTenants = await key(allScopes, "");
+    // Webhook endpoints for the walk, and a dead-lettered delivery it may redrive once.
+    const endpoint = async () => {
+      const { body } = await call("POST", `/api/v1/tenants/${tenant}/webhooks`, {
+        headers: { "content-type": "application/json", "idempotency-key": `walk-setup-${counter++}` },
+        body: JSON.stringify(validBodies.createWebhookEndpoint),
+      });
+      return body.id as string;
+    };
+    webhookIds.endpoint = await endpoint();
+    webhookIds.deleted = await endpoint();
+    webhookIds.delivery = "dlv_0123456789abcdef01234567";
+    await db.query(
+      "insert into webhooks.events (id, tenant_id, type, occurred_at, data, livemode) values ('evt_walk', $1, 'booking.created', now(), '{}', true)",
+      [tenant],
+    );
+    await db.query(
+      `insert into webhooks.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status)
+       values ($1, $2, $3, 'evt_walk', 'booking.created', true, '{}', 'dead_lettered')`,
+      [webhookIds.delivery, tenant, webhookIds.endpoint],
+    );
     await db.end();
     const revoked = await stack.admin("key", "create", "--scopes", allScopes, "--tenants", tenant);
     await stack.admin("key", "revoke", "--id", revoked.id as string);
@@ -165,7 +195,7 @@ describe("tenant interface edge", () => {
         });
 
         it("succeeds with the right key", async () => {
-          expect((await requestFor(route, tenant)).res.status).toBe(200);
+          expect((await requestFor(route, tenant)).res.status).toBe(route.successStatus ?? 200);
         });
       });
     }

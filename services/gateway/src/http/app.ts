@@ -5,6 +5,7 @@ import type { Registry } from "prom-client";
 import { apiKeyIdOf } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
+import type { WebhooksClient } from "../grpc/webhooks-client.js";
 import { ApiError } from "./api-error.js";
 import { authenticate, type ApiKeyLookup } from "./authenticate.js";
 import { authorize } from "./authorize.js";
@@ -26,6 +27,7 @@ export interface Readiness {
 export interface GatewayDeps {
   catalog: CatalogClient;
   notify: NotifyClient;
+  webhooks: WebhooksClient;
   rateLimits: TokenBuckets;
   /** PROBLEM_BASE_URI: problem `type` is this + code when set, else urn:problem:<code>. */
   problemBaseUri: string | undefined;
@@ -120,7 +122,7 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     tenants.register(
       route.path,
       [route.method],
-      [authorize(route), (ctx) => route.handle(ctx, { notify: deps.notify })],
+      [authorize(route), (ctx) => route.handle(ctx, { notify: deps.notify, webhooks: deps.webhooks })],
     );
   }
 

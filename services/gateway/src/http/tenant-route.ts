@@ -1,10 +1,12 @@
 import type { Context } from "koa";
 import type { Scope } from "../domain/api-key.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
+import type { WebhooksClient } from "../grpc/webhooks-client.js";
 import { bodyProblemCodes, edgeProblemCodes, idempotencyProblemCodes, type ProblemCode } from "./problem.js";
 
 export interface TenantRouteDeps {
   notify: NotifyClient;
+  webhooks: WebhooksClient;
 }
 
 /**
@@ -27,9 +29,12 @@ export interface TenantRoute {
   description: string;
   /** OpenAPI parameters besides tenantId and Idempotency-Key (other path segments, query). */
   parameters?: object[];
+  /** The status of a success (200 unless given); 204 has no body. */
+  successStatus?: 200 | 201 | 202 | 204;
   /** components/schemas names for the OpenAPI document. */
   requestSchema?: string;
-  responseSchema: string;
+  /** The success body's schema; absent for a 204. */
+  responseSchema?: string;
   /** The route's own codes, beyond those every route, body or mutation has (problemCodesOf). */
   problems: readonly ProblemCode[];
   handle(ctx: Context, deps: TenantRouteDeps): Promise<void>;

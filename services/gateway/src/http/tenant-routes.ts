@@ -3,6 +3,7 @@ import { ApiError, callService as call } from "./api-error.js";
 import { notificationRoutes } from "./notification-routes.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
 import { usageRoutes } from "./usage-routes.js";
+import { webhookRoutes } from "./webhook-routes.js";
 
 const planNames: Partial<Record<TenantPlan, string>> = {
   [TenantPlan.TENANT_PLAN_TESTING]: "testing",
@@ -46,4 +47,9 @@ export const tenantRecordRoutes: TenantRoute[] = [
 ];
 
 /** Every tenant-interface route: one table per capability. */
-export const tenantRoutes: TenantRoute[] = [...tenantRecordRoutes, ...usageRoutes, ...notificationRoutes];
+export const tenantRoutes: TenantRoute[] = [
+  ...tenantRecordRoutes,
+  ...usageRoutes,
+  ...notificationRoutes,
+  ...webhookRoutes,
+];

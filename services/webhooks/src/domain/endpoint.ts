@@ -4,7 +4,7 @@
  * once, each with a stable code. Whether the URL's host resolves to a public address is checked
  * by the delivery side (it needs DNS), not here.
  */
-import { DomainError, InvalidArgumentError } from "@platform/service-kit/errors";
+import { DomainError, InvalidArgumentError, NotFoundError } from "@platform/service-kit/errors";
 import { eventFilterProblems, type EventFilterProblemCode } from "./event-catalog.js";
 
 /** The payload schema version new endpoints are pinned to (spec 9). */
@@ -34,6 +34,28 @@ export class InvalidEndpointError extends InvalidArgumentError {
   override name = "InvalidEndpointError";
   constructor(readonly problems: readonly EndpointProblem[]) {
     super("webhook.endpoint_invalid", problems.map((problem) => problem.message).join("; "));
+  }
+}
+
+/**
+ * The code a partner branches on for a refused endpoint: when every problem is an unknown (or
+ * every one a coming-soon) event filter, that specific code; otherwise `webhook.endpoint_invalid`.
+ * The message still names every problem.
+ */
+export function endpointRefusal(error: InvalidEndpointError): InvalidArgumentError {
+  const codes = new Set(error.problems.map((problem) => problem.code));
+  const [only] = codes;
+  if (codes.size === 1 && (only === "webhook.event_type_unknown" || only === "webhook.event_type_not_subscribable")) {
+    return new InvalidArgumentError(only, error.message);
+  }
+  return error;
+}
+
+/** No endpoint with this id belongs to the tenant (or it was deleted): nothing more is revealed. */
+export class EndpointNotFoundError extends NotFoundError {
+  override name = "EndpointNotFoundError";
+  constructor() {
+    super("webhook.endpoint_not_found", "no webhook endpoint with this id");
   }
 }
 

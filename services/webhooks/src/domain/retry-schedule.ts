@@ -13,7 +13,7 @@
  *
  * Nothing here reads a clock: `now` is always an argument.
  */
-import { DomainError } from "@platform/service-kit/errors";
+import { DomainError, NotFoundError } from "@platform/service-kit/errors";
 
 export type DeliveryStatus = "pending" | "succeeded" | "awaiting_retry" | "dead_lettered" | "held";
 
@@ -115,6 +115,14 @@ export class RedriveWindowClosedError extends DomainError {
   }
 }
 
+/** No delivery with this id belongs to the endpoint of the tenant. */
+export class DeliveryNotFoundError extends NotFoundError {
+  override name = "DeliveryNotFoundError";
+  constructor() {
+    super("webhook.delivery_not_found", "no delivery with this id for this endpoint");
+  }
+}
+
 /** A delivery for a matching event: due now, or held while the endpoint is paused. */
 export function newDelivery(options: { now: Date; endpointPaused: boolean }): DeliveryState {
   return options.endpointPaused
@@ -173,8 +181,8 @@ export function release(state: DeliveryState, now: Date): DeliveryState {
 }
 
 /** Whether a delivery created at `createdAt` may still be redriven at `now`. */
-export function withinRedriveWindow(createdAt: Date, now: Date): boolean {
-  return now.getTime() - createdAt.getTime() < redriveWindowMs;
+export function withinRedriveWindow(createdAt: Date, now: Date, windowMs = redriveWindowMs): boolean {
+  return now.getTime() - createdAt.getTime() < windowMs;
 }
 
 /**
@@ -182,11 +190,14 @@ export function withinRedriveWindow(createdAt: Date, now: Date): boolean {
  * retained (30 days). It goes through the same pipeline again: a fresh run of 8 attempts, due
  * now, or held when the endpoint is still paused (as it is after a dead-letter until resumed).
  */
-export function redrive(state: DeliveryState, options: { now: Date; endpointPaused: boolean }): DeliveryState {
+export function redrive(
+  state: DeliveryState,
+  options: { now: Date; endpointPaused: boolean; windowMs?: number },
+): DeliveryState {
   if (state.status !== "dead_lettered" && state.status !== "awaiting_retry") {
     throw new DeliveryNotRedrivableError(state.status);
   }
-  if (!withinRedriveWindow(state.createdAt, options.now)) throw new RedriveWindowClosedError();
+  if (!withinRedriveWindow(state.createdAt, options.now, options.windowMs)) throw new RedriveWindowClosedError();
   return options.endpointPaused
     ? { ...state, status: "held", attempts: 0, nextAttemptAt: null }
     : { ...state, status: "pending", attempts: 0, nextAttemptAt: options.now };

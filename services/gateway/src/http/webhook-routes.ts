@@ -1,0 +1,695 @@
+import type { Context } from "koa";
+import type {
+  Attempt,
+  Delivery,
+  Endpoint,
+  GetEndpointStatsResponse,
+  UpdateEndpointRequest,
+} from "@platform/proto/webhooks/v1";
+import { ApiError, callService as call } from "./api-error.js";
+import { readJsonBody } from "./json-body.js";
+import type { ProblemCode } from "./problem.js";
+import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const endpointInvalid = (problems: string[]) =>
+  new ApiError(400, problems.join("; "), { code: "webhook.endpoint_invalid" });
+
+/** The request's members, refusing anything but a JSON object without unknown members. */
+function members(body: unknown, allowed: readonly string[], problems: string[]): Record<string, unknown> {
+  if (!isObject(body)) {
+    problems.push("the request body must be a JSON object");
+    return {};
+  }
+  for (const name of Object.keys(body)) {
+    if (!allowed.includes(name)) problems.push(`${JSON.stringify(name.slice(0, 40))} is not a member of this request`);
+  }
+  return body;
+}
+
+function stringMember(body: Record<string, unknown>, name: string, required: boolean, problems: string[]) {
+  const value = body[name];
+  if (value === undefined) {
+    if (required) problems.push(`${name} is required`);
+    return undefined;
+  }
+  if (typeof value !== "string") {
+    problems.push(`${name} must be a string`);
+    return undefined;
+  }
+  return value;
+}
+
+function eventTypesMember(body: Record<string, unknown>, required: boolean, problems: string[]) {
+  const value = body.eventTypes;
+  if (value === undefined) {
+    if (required) problems.push("eventTypes is required");
+    return undefined;
+  }
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
+    problems.push("eventTypes must be an array of strings");
+    return undefined;
+  }
+  return value;
+}
+
+function versionValue(value: unknown, where: string, problems: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    problems.push(`${where} must be a positive integer (the endpoint's version)`);
+    return undefined;
+  }
+  return String(value);
+}
+
+/** `{"url", "description", "eventTypes": [...]}`, all three required; their values are the service's to judge. */
+export function parseNewEndpoint(body: unknown): { url: string; description: string; eventTypes: string[] } {
+  const problems: string[] = [];
+  const given = members(body, ["url", "description", "eventTypes"], problems);
+  const url = stringMember(given, "url", true, problems);
+  const description = stringMember(given, "description", true, problems);
+  const eventTypes = eventTypesMember(given, true, problems);
+  if (problems.length > 0) throw endpointInvalid(problems);
+  return { url: url!, description: description!, eventTypes: eventTypes! };
+}
+
+/** `{"url"?, "description"?, "eventTypes"?, "expectedVersion"?}` (PATCH). */
+export function parseEndpointUpdate(
+  body: unknown,
+): Pick<UpdateEndpointRequest, "url" | "description" | "eventTypes" | "expectedVersion"> {
+  const problems: string[] = [];
+  const given = members(body, ["url", "description", "eventTypes", "expectedVersion"], problems);
+  const url = stringMember(given, "url", false, problems);
+  const description = stringMember(given, "description", false, problems);
+  const eventTypes = eventTypesMember(given, false, problems);
+  const expectedVersion = versionValue(given.expectedVersion, "expectedVersion", problems);
+  if (problems.length > 0) throw endpointInvalid(problems);
+  return { url, description, eventTypes: eventTypes === undefined ? undefined : { eventTypes }, expectedVersion };
+}
+
+/** `{"eventType": "..."}` of a test delivery. */
+export function parseTestDelivery(body: unknown): string {
+  const problems: string[] = [];
+  const given = members(body, ["eventType"], problems);
+  const eventType = stringMember(given, "eventType", true, problems);
+  if (problems.length > 0) throw new ApiError(400, problems.join("; "), { code: "request.invalid" });
+  return eventType!;
+}
+
+/** One optional query parameter, given at most once. */
+function queryValue(ctx: Context, name: string): string | undefined {
+  const value = ctx.query[name];
+  if (Array.isArray(value)) throw new ApiError(400, `${name} may be given once`, { code: "request.invalid" });
+  return value;
+}
+
+/** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
+function expectedVersionQuery(ctx: Context): string | undefined {
+  const value = queryValue(ctx, "expectedVersion");
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,14}$/.test(value)) {
+    throw new ApiError(400, "expectedVersion must be a positive integer (the endpoint's version)", {
+      code: "request.invalid",
+    });
+  }
+  return value;
+}
+
+function pageQuery(ctx: Context): { limit: number; cursor: string } {
+  const limit = queryValue(ctx, "limit");
+  const cursor = queryValue(ctx, "cursor");
+  if (limit !== undefined && (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 100)) {
+    throw new ApiError(400, "limit must be an integer from 1 to 100", { code: "request.invalid" });
+  }
+  if (cursor !== undefined && (cursor === "" || cursor.length > 200)) {
+    throw new ApiError(400, "cursor is not valid; pass back a nextCursor exactly as received", {
+      code: "request.invalid",
+    });
+  }
+  return { limit: limit === undefined ? 0 : Number(limit), cursor: cursor ?? "" };
+}
+
+const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"];
+
+export function endpointToJson(endpoint: Endpoint | undefined): Record<string, unknown> {
+  if (!endpoint) throw new ApiError(500, "webhooks answered without an endpoint");
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    description: endpoint.description,
+    eventTypes: endpoint.eventTypes,
+    apiVersion: endpoint.apiVersion,
+    paused: endpoint.paused,
+    attentionReason: endpoint.attentionReason ?? null,
+    version: Number(endpoint.version),
+    createdAt: endpoint.createdAt,
+    updatedAt: endpoint.updatedAt,
+    previousSecretExpiresAt: endpoint.previousSecretExpiresAt ?? null,
+  };
+}
+
+export function deliveryToJson(delivery: Delivery | undefined): Record<string, unknown> {
+  if (!delivery) throw new ApiError(500, "webhooks answered without a delivery");
+  return {
+    id: delivery.id,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    attemptsTotal: delivery.attemptsTotal,
+    nextAttemptAt: delivery.nextAttemptAt ?? null,
+    livemode: delivery.livemode,
+    lastStatusCode: delivery.lastStatusCode ?? null,
+    lastError: delivery.lastError ?? null,
+    createdAt: delivery.createdAt,
+    updatedAt: delivery.updatedAt,
+  };
+}
+
+function attemptToJson(attempt: Attempt): Record<string, unknown> {
+  return {
+    number: attempt.number,
+    attemptedAt: attempt.attemptedAt,
+    durationMs: attempt.durationMs,
+    succeeded: attempt.succeeded,
+    statusCode: attempt.statusCode ?? null,
+    error: attempt.error ?? null,
+    // The receiver's bytes as UTF-8 text; anything that is not UTF-8 shows as U+FFFD.
+    responseBody: Buffer.from(attempt.responseBody).toString("utf8"),
+    responseBodyTruncated: attempt.responseBodyTruncated,
+  };
+}
+
+function statsToJson(stats: GetEndpointStatsResponse): Record<string, unknown> {
+  return {
+    endpointId: stats.endpointId,
+    windowStart: stats.windowStart,
+    windowEnd: stats.windowEnd,
+    deliveries: {
+      pending: Number(stats.pending),
+      succeeded: Number(stats.succeeded),
+      awaitingRetry: Number(stats.awaitingRetry),
+      deadLettered: Number(stats.deadLettered),
+      held: Number(stats.held),
+    },
+    attempts: Number(stats.attempts),
+    attemptsSucceeded: Number(stats.attemptsSucceeded),
+    successRate: stats.successRate ?? null,
+    latencyMs:
+      stats.latencyP50Ms === undefined
+        ? null
+        : { p50: stats.latencyP50Ms, p95: stats.latencyP95Ms ?? null, p99: stats.latencyP99Ms ?? null },
+  };
+}
+
+const param = (ctx: Context, name: string) => String((ctx.params as Record<string, string>)[name] ?? "");
+const idempotencyKeyOf = (ctx: Context) => ctx.state.idempotencyKey as string;
+
+/** What a mutation that failed without a definite answer tells its caller to check first. */
+const mutation = (ctx: Context, howToCheck: string) => ({ idempotencyKey: idempotencyKeyOf(ctx), howToCheck });
+
+const replayed = (ctx: Context, answer: { replayed: boolean }) => {
+  if (answer.replayed) ctx.set("Idempotent-Replayed", "true");
+};
+
+const base = "/api/v1/tenants/:tenantId/webhooks";
+const tag = "webhooks";
+const scope = "webhook:manage" as const;
+
+const endpointIdParameter = {
+  name: "endpointId",
+  in: "path",
+  required: true,
+  description: '"ep_" and 24 lowercase hex; any other id is not found.',
+  schema: { type: "string", maxLength: 200 },
+};
+const deliveryIdParameter = {
+  name: "deliveryId",
+  in: "path",
+  required: true,
+  description: '"dlv_" and 24 lowercase hex; any other id is not found.',
+  schema: { type: "string", maxLength: 200 },
+};
+const expectedVersionParameter = {
+  name: "expectedVersion",
+  in: "query",
+  required: false,
+  description: "The endpoint's `version` as last read; when it has changed since, 412 `webhook.version_mismatch`.",
+  schema: { type: "integer", minimum: 1 },
+};
+const pageParameters = [
+  { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
+  {
+    name: "cursor",
+    in: "query",
+    required: false,
+    description: "A `nextCursor` from the previous page, exactly as received.",
+    schema: { type: "string", maxLength: 200 },
+  },
+];
+
+const filterCodes: ProblemCode[] = [
+  "webhook.endpoint_invalid",
+  "webhook.target_not_allowed",
+  "webhook.event_type_unknown",
+  "webhook.event_type_not_subscribable",
+];
+
+/**
+ * The webhooks service keeps no tenant records: before it is called, notify confirms the tenant
+ * exists, so a key's grant of a tenant that does not (or no longer) exist answers 404
+ * tenant.not_found exactly as on every other route.
+ */
+function forExistingTenant(route: TenantRoute): TenantRoute {
+  return {
+    ...route,
+    async handle(ctx, deps) {
+      await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      await route.handle(ctx, deps);
+    },
+  };
+}
+
+/** Webhook management (owned by the webhooks service): endpoints, secrets, the catalog, the delivery ledger. */
+export const webhookRoutes: TenantRoute[] = (
+  [
+    // Before `/webhooks/:endpointId`, which would otherwise take "event-types" for an endpoint id.
+    {
+      operationId: "listWebhookEventTypes",
+      method: "GET",
+      path: `${base}/event-types`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "List the event catalog.",
+      description:
+        "All fifteen event types with their emission status: `emitted`, `delivery_not_established` (subscribable; " +
+        "delivery not established yet) and `coming_soon` (listed, not subscribable). `currentApiVersion` is the " +
+        "payload version new endpoints are pinned to.",
+      responseSchema: "WebhookEventTypes",
+      problems: [],
+      async handle(ctx, deps) {
+        const answer = await call(deps.webhooks.listEventTypes({}, requestIdOf(ctx)));
+        ctx.body = {
+          data: answer.eventTypes.map((t) => ({
+            type: t.type,
+            description: t.description,
+            emission: t.emission,
+            subscribable: t.subscribable,
+          })),
+          currentApiVersion: answer.currentApiVersion,
+        };
+      },
+    },
+    {
+      operationId: "createWebhookEndpoint",
+      method: "POST",
+      path: base,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Create a webhook endpoint.",
+      description:
+        "An `https` URL whose host resolves to public addresses only, a description, and at least one event filter " +
+        "(an exact subscribable type or a family wildcard such as `capability.*`). Answers 201 with the endpoint and " +
+        "its signing `secret`, shown only here (a replay with the same Idempotency-Key shows it again). The endpoint " +
+        "is pinned to the current API version. When every problem is an unknown (or every one a coming-soon) filter " +
+        "the code says so; otherwise `webhook.endpoint_invalid` names every problem.",
+      successStatus: 201,
+      requestSchema: "WebhookEndpointRequest",
+      responseSchema: "WebhookEndpointWithSecret",
+      problems: filterCodes,
+      async handle(ctx, deps) {
+        const input = parseNewEndpoint(await readJsonBody(ctx));
+        const answer = await call(
+          deps.webhooks.createEndpoint(
+            { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx) },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The endpoint may have been created: list the endpoints before creating it again"),
+        );
+        replayed(ctx, answer);
+        ctx.status = 201;
+        ctx.body = { ...endpointToJson(answer.endpoint), secret: answer.secret };
+      },
+    },
+    {
+      operationId: "listWebhookEndpoints",
+      method: "GET",
+      path: base,
+      scope,
+      mutation: false,
+      tag,
+      summary: "List webhook endpoints.",
+      description: "Newest first. Pass `nextCursor` back as `cursor` until it is null. Secrets are never listed.",
+      parameters: pageParameters,
+      responseSchema: "WebhookEndpointPage",
+      problems: [],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.listEndpoints({ tenantId: tenantIdOf(ctx), ...pageQuery(ctx) }, requestIdOf(ctx)),
+        );
+        ctx.body = {
+          data: answer.endpoints.map(endpointToJson),
+          nextCursor: answer.nextCursor === "" ? null : answer.nextCursor,
+        };
+      },
+    },
+    {
+      operationId: "getWebhookEndpoint",
+      method: "GET",
+      path: `${base}/:endpointId`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "Read a webhook endpoint.",
+      description: "The endpoint with its `version`; never its secret.",
+      parameters: [endpointIdParameter],
+      responseSchema: "WebhookEndpoint",
+      problems: ["webhook.endpoint_not_found"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.getEndpoint(
+            { tenantId: tenantIdOf(ctx), endpointId: param(ctx, "endpointId") },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = endpointToJson(answer.endpoint);
+      },
+    },
+    {
+      operationId: "updateWebhookEndpoint",
+      method: "PATCH",
+      path: `${base}/:endpointId`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Change a webhook endpoint's URL, description or event filters.",
+      description:
+        "Only the members given change (at least one of `url`, `description`, `eventTypes`); the pinned API version " +
+        "never does. With `expectedVersion` the change applies only if the endpoint is still at that version " +
+        "(else 412 `webhook.version_mismatch`). A new URL's host is checked as at creation.",
+      parameters: [endpointIdParameter],
+      requestSchema: "WebhookEndpointUpdate",
+      responseSchema: "WebhookEndpoint",
+      problems: [...filterCodes, "webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const changes = parseEndpointUpdate(await readJsonBody(ctx));
+        const answer = await call(
+          deps.webhooks.updateEndpoint(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: param(ctx, "endpointId"),
+              ...changes,
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The endpoint may have changed: read it before changing it again"),
+        );
+        replayed(ctx, answer);
+        ctx.body = endpointToJson(answer.endpoint);
+      },
+    },
+    {
+      operationId: "deleteWebhookEndpoint",
+      method: "DELETE",
+      path: `${base}/:endpointId`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Delete a webhook endpoint.",
+      description:
+        "Answers 204; the endpoint then receives nothing and is not found. Its deliveries stay in the ledger.",
+      parameters: [endpointIdParameter, expectedVersionParameter],
+      successStatus: 204,
+      problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.deleteEndpoint(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: param(ctx, "endpointId"),
+              expectedVersion: expectedVersionQuery(ctx),
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The endpoint may have been deleted: read it before deleting it again"),
+        );
+        replayed(ctx, answer);
+        ctx.status = 204;
+      },
+    },
+    ...(
+      [
+        [
+          "pause",
+          "pauseWebhookEndpoint",
+          "Pause a webhook endpoint.",
+          "New deliveries are held, not dropped, until the endpoint is resumed.",
+        ],
+        [
+          "resume",
+          "resumeWebhookEndpoint",
+          "Resume a webhook endpoint.",
+          "Clears `attentionReason` and releases every held delivery: each is due at once, through the same retries.",
+        ],
+      ] as const
+    ).map(([action, operationId, summary, description]): TenantRoute => ({
+      operationId,
+      method: "POST",
+      path: `${base}/:endpointId/${action}`,
+      scope,
+      mutation: true,
+      tag,
+      summary,
+      description: `${description} Bumps \`version\`.`,
+      parameters: [endpointIdParameter, expectedVersionParameter],
+      responseSchema: "WebhookEndpoint",
+      problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const request = {
+          tenantId: tenantIdOf(ctx),
+          endpointId: param(ctx, "endpointId"),
+          expectedVersion: expectedVersionQuery(ctx),
+          idempotencyKey: idempotencyKeyOf(ctx),
+        };
+        const howToCheck = `The endpoint may have been ${action}d: read it before trying again`;
+        const answer = await call(
+          action === "pause"
+            ? deps.webhooks.pauseEndpoint(request, requestIdOf(ctx))
+            : deps.webhooks.resumeEndpoint(request, requestIdOf(ctx)),
+          mutation(ctx, howToCheck),
+        );
+        replayed(ctx, answer);
+        ctx.body = endpointToJson(answer.endpoint);
+      },
+    })),
+    {
+      operationId: "rotateWebhookSecret",
+      method: "POST",
+      path: `${base}/:endpointId/rotate-secret`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Rotate a webhook endpoint's signing secret.",
+      description:
+        "Answers the endpoint and the new `secret`, shown only here. For 24 hours (until " +
+        "`previousSecretExpiresAt`) deliveries carry a second signature made with the previous secret.",
+      parameters: [endpointIdParameter, expectedVersionParameter],
+      responseSchema: "WebhookEndpointWithSecret",
+      problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.rotateSecret(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: param(ctx, "endpointId"),
+              expectedVersion: expectedVersionQuery(ctx),
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The secret may have been rotated: repeat with the same Idempotency-Key to see the new one"),
+        );
+        replayed(ctx, answer);
+        ctx.body = { ...endpointToJson(answer.endpoint), secret: answer.secret };
+      },
+    },
+    {
+      operationId: "listWebhookDeliveries",
+      method: "GET",
+      path: `${base}/:endpointId/deliveries`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "List an endpoint's deliveries.",
+      description:
+        "Newest first, optionally only one `status` or one exact `eventType`. Pass `nextCursor` back as `cursor` " +
+        "until it is null.",
+      parameters: [
+        endpointIdParameter,
+        ...pageParameters,
+        { name: "status", in: "query", required: false, schema: { type: "string", enum: deliveryStatuses } },
+        { name: "eventType", in: "query", required: false, schema: { type: "string", maxLength: 200 } },
+      ],
+      responseSchema: "WebhookDeliveryPage",
+      problems: ["webhook.endpoint_not_found"],
+      async handle(ctx, deps) {
+        const page = pageQuery(ctx);
+        const status = queryValue(ctx, "status") ?? "";
+        if (status !== "" && !deliveryStatuses.includes(status)) {
+          throw new ApiError(400, `status must be one of ${deliveryStatuses.join(", ")}`, { code: "request.invalid" });
+        }
+        const answer = await call(
+          deps.webhooks.listDeliveries(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: param(ctx, "endpointId"),
+              ...page,
+              status,
+              eventType: queryValue(ctx, "eventType") ?? "",
+            },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = {
+          data: answer.deliveries.map(deliveryToJson),
+          nextCursor: answer.nextCursor === "" ? null : answer.nextCursor,
+        };
+      },
+    },
+    {
+      operationId: "getWebhookDelivery",
+      method: "GET",
+      path: `${base}/:endpointId/deliveries/:deliveryId`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "Inspect a delivery.",
+      description:
+        "The delivery, every attempt oldest first in `attemptHistory` (the receiver's first 4 KiB as UTF-8 text), and " +
+        "`payload`: the exact request body sent.",
+      parameters: [endpointIdParameter, deliveryIdParameter],
+      responseSchema: "WebhookDeliveryDetail",
+      problems: ["webhook.endpoint_not_found", "webhook.delivery_not_found"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.getDelivery(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: param(ctx, "endpointId"),
+              deliveryId: param(ctx, "deliveryId"),
+            },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = {
+          ...deliveryToJson(answer.delivery),
+          attemptHistory: answer.attempts.map(attemptToJson),
+          payload: answer.payload,
+        };
+      },
+    },
+    {
+      operationId: "redriveWebhookDelivery",
+      method: "POST",
+      path: `${base}/:endpointId/deliveries/:deliveryId/redrive`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Redrive a dead-lettered or failed delivery.",
+      description:
+        "Within 30 days of the event: a fresh run of attempts through the same pipeline, due now (held while the " +
+        "endpoint is paused). `attemptsTotal` keeps counting.",
+      parameters: [endpointIdParameter, deliveryIdParameter],
+      responseSchema: "WebhookDelivery",
+      problems: [
+        "webhook.endpoint_not_found",
+        "webhook.delivery_not_found",
+        "webhook.delivery_not_redrivable",
+        "webhook.redrive_window_closed",
+      ],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.redriveDelivery(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: param(ctx, "endpointId"),
+              deliveryId: param(ctx, "deliveryId"),
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The delivery may have been redriven: inspect it before redriving it again"),
+        );
+        replayed(ctx, answer);
+        ctx.body = deliveryToJson(answer.delivery);
+      },
+    },
+    {
+      operationId: "getWebhookEndpointStats",
+      method: "GET",
+      path: `${base}/:endpointId/stats`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "Delivery statistics of an endpoint over the last 24 hours.",
+      description:
+        "Deliveries created in the window by current status; attempts made in it, the share that succeeded, and " +
+        "attempt latency percentiles (null when no attempt was made).",
+      parameters: [endpointIdParameter],
+      responseSchema: "WebhookEndpointStats",
+      problems: ["webhook.endpoint_not_found"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.getEndpointStats(
+            { tenantId: tenantIdOf(ctx), endpointId: param(ctx, "endpointId") },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = statsToJson(answer);
+      },
+    },
+    {
+      operationId: "sendWebhookTestDelivery",
+      method: "POST",
+      path: `${base}/:endpointId/test`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Send a test delivery.",
+      description:
+        "A synthetic event of the chosen subscribable type (`livemode` false), signed with the endpoint's real " +
+        "secret and delivered through the same pipeline and retries. Answers 202 with the delivery; follow it " +
+        "in the ledger.",
+      parameters: [endpointIdParameter],
+      successStatus: 202,
+      requestSchema: "WebhookTestDeliveryRequest",
+      responseSchema: "WebhookDelivery",
+      problems: ["webhook.endpoint_not_found", "webhook.event_type_unknown", "webhook.event_type_not_subscribable"],
+      async handle(ctx, deps) {
+        const eventType = parseTestDelivery(await readJsonBody(ctx));
+        const answer = await call(
+          deps.webhooks.sendTestDelivery(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: param(ctx, "endpointId"),
+              eventType,
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The test delivery may have been created: list the deliveries before sending another"),
+        );
+        replayed(ctx, answer);
+        ctx.status = 202;
+        ctx.body = deliveryToJson(answer.delivery);
+      },
+    },
+  ] satisfies TenantRoute[]
+).map(forExistingTenant);

@@ -1,0 +1,363 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OpenApiContract } from "./openapi-contract.js";
+import { tenantApiCall, type Answer } from "./tenant-api-call.js";
+import { startTestStack, type TestStack } from "./stack.js";
+
+/**
+ * Webhook management end to end: the gateway and the webhooks service as processes over a
+ * scratch database. Every response is checked against /api/v1/openapi.json. Endpoint URLs point
+ * at localhost (the stack allows private targets); nothing here waits for a delivery attempt.
+ */
+describe("webhook management", () => {
+  let stack: TestStack;
+  let contract: OpenApiContract;
+  let db: pg.Client;
+  let n = 0;
+  const keys: Record<string, string> = {};
+  let tenant: string;
+  let second: string; // also granted to keys.full
+  let outsider: string; // granted to nobody
+
+  const call = tenantApiCall({
+    gatewayUrl: () => stack.url,
+    defaultKey: () => keys.full!,
+    contract: () => contract,
+  });
+  const idempotencyKey = (label = "k") => `${label}-${Date.now()}-${n++}`;
+  const base = (tenantId = tenant) => `/api/v1/tenants/${tenantId}/webhooks`;
+
+  const post = (path: string, body?: unknown, options: { key?: string; idempotencyKey?: string | null } = {}) =>
+    call("POST", path, {
+      key: options.key,
+      headers: {
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(options.idempotencyKey === null ? {} : { "idempotency-key": options.idempotencyKey ?? idempotencyKey() }),
+      },
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    });
+  const patch = (path: string, body: unknown, key = idempotencyKey()) =>
+    call("PATCH", path, {
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify(body),
+    });
+  const endpointBody = (extra: Record<string, unknown> = {}) => ({
+    url: `https://localhost:9/hooks/${n++}`,
+    description: "receiver",
+    eventTypes: ["booking.created", "capability.*"],
+    ...extra,
+  });
+  const createEndpoint = async (tenantId = tenant) => {
+    const answer = await post(base(tenantId), endpointBody());
+    expect(answer.res.status).toBe(201);
+    return answer.body;
+  };
+  const expectProblem = (answer: Answer, status: number, code: string) =>
+    expect({ status: answer.res.status, code: answer.body.code }).toEqual({ status, code });
+
+  async function seedDelivery(endpointId: string, status: string, createdAgo = "0 seconds"): Promise<string> {
+    const suffix = `${Date.now().toString(16).padStart(12, "0")}${(n++).toString(16).padStart(12, "0")}`.slice(-24);
+    const eventId = `evt_${suffix}`;
+    const id = `dlv_${suffix}`;
+    await db.query(
+      `insert into webhooks.events (id, tenant_id, type, occurred_at, data, livemode, received_at)
+       values ($1, $2, 'booking.created', now() - $3::interval, '{"booking_id":"bkg_1"}', true, now() - $3::interval)`,
+      [eventId, tenant, createdAgo],
+    );
+    await db.query(
+      `insert into webhooks.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status,
+         attempts, attempts_total, generation, created_at, updated_at)
+       values ($1, $2, $3, $4, 'booking.created', true, $5, $6, $7, $7, 1, now() - $8::interval, now() - $8::interval)`,
+      [id, tenant, endpointId, eventId, `{"id":"${eventId}"}`, status, status === "dead_lettered" ? 8 : 1, createdAgo],
+    );
+    return id;
+  }
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    contract = new OpenApiContract(
+      (await (await fetch(`${stack.url}/api/v1/openapi.json`)).json()) as ConstructorParameters<
+        typeof OpenApiContract
+      >[0],
+    );
+    db = new pg.Client({ connectionString: stack.scratch.url });
+    await db.connect();
+    const create = async (name: string) => (await stack.admin("tenant", "create", "--name", name)).id as string;
+    [tenant, second, outsider] = await Promise.all([create("Hooks"), create("Second"), create("Outsider")]);
+    const grant = `${tenant},${second}`;
+    keys.full = (await stack.admin("key", "create", "--scopes", "webhook:manage", "--tenants", grant)).key as string;
+    keys.readOnly = (await stack.admin("key", "create", "--scopes", "tenant:read", "--tenants", grant)).key as string;
+  });
+  afterAll(async () => {
+    await db?.end();
+    await stack?.stop();
+  });
+
+  it("reports the webhooks service in /readyz", async () => {
+    const ready = (await (await fetch(`${stack.url}/readyz`)).json()) as { checks: Record<string, string> };
+    expect(ready.checks.webhooks).toBe("SERVING");
+  });
+
+  describe("endpoints", () => {
+    it("creates an endpoint: 201 with the secret once, pinned to 2026-07-01; reads never show the secret", async () => {
+      const { res, body } = await post(base(), endpointBody({ url: "https://LOCALHOST:9/created" }));
+      expect(res.status).toBe(201);
+      expect(res.headers.get("idempotent-replayed")).toBeNull();
+      expect(body).toEqual({
+        id: expect.stringMatching(/^ep_[0-9a-f]{24}$/) as string,
+        url: "https://localhost:9/created",
+        description: "receiver",
+        eventTypes: ["booking.created", "capability.*"],
+        apiVersion: "2026-07-01",
+        paused: false,
+        attentionReason: null,
+        version: 1,
+        createdAt: expect.any(String) as string,
+        updatedAt: body.createdAt,
+        previousSecretExpiresAt: null,
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/) as string,
+      });
+      const read = await call("GET", `${base()}/${body.id as string}`);
+      expect(read.res.status).toBe(200);
+      expect(read.body).toEqual(Object.fromEntries(Object.entries(body).filter(([name]) => name !== "secret")));
+      expect(JSON.stringify(read.body)).not.toContain("whsec_");
+      // Sealed at rest.
+      const { rows } = await db.query<{ secret_sealed: string }>(
+        "select secret_sealed from webhooks.endpoints where id = $1",
+        [body.id],
+      );
+      expect(rows[0]!.secret_sealed).toMatch(/^v1\./);
+      expect(rows[0]!.secret_sealed).not.toContain((body.secret as string).slice(6));
+    });
+
+    it("replays a create with the same Idempotency-Key: same endpoint, same secret, Idempotent-Replayed", async () => {
+      const key = idempotencyKey("create");
+      const request = endpointBody();
+      const first = await post(base(), request, { idempotencyKey: key });
+      const again = await post(base(), request, { idempotencyKey: key });
+      expect(again.res.status).toBe(201);
+      expect(again.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+      expectProblem(
+        await post(base(), { ...request, description: "other" }, { idempotencyKey: key }),
+        422,
+        "idempotency.key_reused",
+      );
+    });
+
+    it.each([
+      ["an http URL", { url: "http://localhost:9/x" }, "webhook.endpoint_invalid"],
+      ["a non-URL", { url: "localhost/x" }, "webhook.endpoint_invalid"],
+      ["no filters", { eventTypes: [] }, "webhook.endpoint_invalid"],
+      ["an unknown filter", { eventTypes: ["booking.exploded"] }, "webhook.event_type_unknown"],
+      ["a coming-soon filter", { eventTypes: ["invoice.issued"] }, "webhook.event_type_not_subscribable"],
+      ["an unknown member", { secret: "whsec_mine" }, "webhook.endpoint_invalid"],
+      ["a filter that is not a string", { eventTypes: [1] }, "webhook.endpoint_invalid"],
+    ])("refuses %s with 400", async (_label, extra, code) => {
+      expectProblem(await post(base(), endpointBody(extra)), 400, code);
+    });
+
+    it("names every problem of a body in one detail", async () => {
+      const answer = await post(base(), { url: 5, eventTypes: "booking.created", extra: true });
+      expectProblem(answer, 400, "webhook.endpoint_invalid");
+      expect(answer.body.detail).toBe(
+        '"extra" is not a member of this request; url must be a string; description is required; eventTypes must be an array of strings',
+      );
+    });
+
+    it("needs an Idempotency-Key on mutations, the webhook:manage scope, and a granted tenant", async () => {
+      expectProblem(
+        await post(base(), endpointBody(), { idempotencyKey: null }),
+        400,
+        "request.idempotency_key_required",
+      );
+      expectProblem(await call("GET", base(), { key: keys.readOnly }), 403, "auth.scope_missing");
+      expectProblem(await post(base(), endpointBody(), { key: keys.readOnly }), 403, "auth.scope_missing");
+      expectProblem(await call("GET", base(outsider)), 404, "tenant.not_found");
+      const endpoint = await createEndpoint(second);
+      expectProblem(await call("GET", `${base()}/${endpoint.id as string}`), 404, "webhook.endpoint_not_found");
+      expectProblem(await call("GET", `${base()}/ep_nope`), 404, "webhook.endpoint_not_found");
+    });
+
+    it("lists newest first, visiting every endpoint exactly once across pages", async () => {
+      const pager = (await stack.admin("tenant", "create", "--name", "Pager")).id as string;
+      const key = (await stack.admin("key", "create", "--scopes", "webhook:manage", "--tenants", pager)).key as string;
+      const created: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const answer = await post(base(pager), endpointBody(), { key });
+        created.push(answer.body.id as string);
+      }
+      const seen: string[] = [];
+      let query = "?limit=2";
+      for (;;) {
+        const page = await call("GET", `${base(pager)}${query}`, { key });
+        expect(page.res.status).toBe(200);
+        seen.push(...(page.body.data as { id: string }[]).map((e) => e.id));
+        if (page.body.nextCursor === null) break;
+        await post(base(pager), endpointBody(), { key }); // newer ones never appear on later pages
+        query = `?limit=2&cursor=${encodeURIComponent(page.body.nextCursor as string)}`;
+      }
+      expect(seen).toEqual([...created].reverse());
+      expectProblem(await call("GET", `${base(pager)}?limit=101`, { key }), 400, "request.invalid");
+      expectProblem(await call("GET", `${base(pager)}?cursor=bogus`, { key }), 400, "request.invalid");
+    });
+
+    it("updates with expectedVersion: 200 and version+1, then 412 webhook.version_mismatch when stale", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const updated = await patch(path, { description: "renamed", eventTypes: ["usage.*"], expectedVersion: 1 });
+      expect(updated.res.status).toBe(200);
+      expect(updated.body).toMatchObject({ description: "renamed", eventTypes: ["usage.*"], version: 2 });
+      const stale = await patch(path, { description: "again", expectedVersion: 1 });
+      expectProblem(stale, 412, "webhook.version_mismatch");
+      expectProblem(await patch(path, {}), 400, "webhook.endpoint_invalid");
+      expectProblem(await patch(path, { expectedVersion: "2" }), 400, "webhook.endpoint_invalid");
+      expectProblem(await patch(path, { eventTypes: ["task.completed"] }), 400, "webhook.event_type_not_subscribable");
+      expect((await call("GET", path)).body).toMatchObject({ description: "renamed", version: 2 });
+    });
+
+    it("pauses and resumes, bumping the version; a stale expectedVersion is 412", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const paused = await post(`${path}/pause`);
+      expect(paused.res.status).toBe(200);
+      expect(paused.body).toMatchObject({ paused: true, version: 2 });
+      expectProblem(await post(`${path}/resume?expectedVersion=1`), 412, "webhook.version_mismatch");
+      expectProblem(await post(`${path}/resume?expectedVersion=x`), 400, "request.invalid");
+      const resumed = await post(`${path}/resume?expectedVersion=2`);
+      expect(resumed.res.status).toBe(200);
+      expect(resumed.body).toMatchObject({ paused: false, attentionReason: null, version: 3 });
+    });
+
+    it("rotates the secret: a new one, shown once, the previous one signing for 24 hours", async () => {
+      const endpoint = await createEndpoint();
+      const key = idempotencyKey("rotate");
+      const before = Date.now();
+      const rotated = await post(`${base()}/${endpoint.id as string}/rotate-secret`, undefined, {
+        idempotencyKey: key,
+      });
+      expect(rotated.res.status).toBe(200);
+      expect(rotated.body.secret).toMatch(/^whsec_/);
+      expect(rotated.body.secret).not.toBe(endpoint.secret);
+      expect(rotated.body.version).toBe(2);
+      const expires = Date.parse(rotated.body.previousSecretExpiresAt as string);
+      expect(expires - before).toBeGreaterThan(24 * 3_600_000 - 60_000);
+      expect(expires - Date.now()).toBeLessThanOrEqual(24 * 3_600_000);
+      const replay = await post(`${base()}/${endpoint.id as string}/rotate-secret`, undefined, { idempotencyKey: key });
+      expect(replay.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body).toEqual(rotated.body);
+      expect(JSON.stringify((await call("GET", `${base()}/${endpoint.id as string}`)).body)).not.toContain("whsec_");
+    });
+
+    it("deletes: 204, then 404; a replay is 204 with Idempotent-Replayed", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const key = idempotencyKey("delete");
+      const deleted = await call("DELETE", path, { headers: { "idempotency-key": key } });
+      expect(deleted.res.status).toBe(204);
+      const replay = await call("DELETE", path, { headers: { "idempotency-key": key } });
+      expect(replay.res.status).toBe(204);
+      expect(replay.res.headers.get("idempotent-replayed")).toBe("true");
+      expectProblem(await call("GET", path), 404, "webhook.endpoint_not_found");
+      expectProblem(
+        await call("DELETE", path, { headers: { "idempotency-key": idempotencyKey() } }),
+        404,
+        "webhook.endpoint_not_found",
+      );
+    });
+  });
+
+  it("lists the event catalog: 15 types, five coming soon and not subscribable", async () => {
+    const { res, body } = await call("GET", `${base()}/event-types`);
+    expect(res.status).toBe(200);
+    const types = body.data as { type: string; emission: string; subscribable: boolean }[];
+    expect(types).toHaveLength(15);
+    expect(types.filter((t) => !t.subscribable)).toHaveLength(5);
+    expect(types.filter((t) => !t.subscribable).every((t) => t.emission === "coming_soon")).toBe(true);
+    expect(body.currentApiVersion).toBe("2026-07-01");
+  });
+
+  describe("deliveries", () => {
+    it("sends a test delivery (202, livemode false), lists and inspects it, and counts it in the stats", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const sent = await post(`${path}/test`, { eventType: "booking.created" });
+      expect(sent.res.status).toBe(202);
+      expect(sent.body).toMatchObject({
+        endpointId: endpoint.id,
+        eventType: "booking.created",
+        status: "pending",
+        livemode: false,
+        attempts: 0,
+        attemptsTotal: 0,
+        lastStatusCode: null,
+      });
+      const list = await call("GET", `${path}/deliveries`);
+      expect(list.res.status).toBe(200);
+      expect((list.body.data as { id: string }[]).map((d) => d.id)).toEqual([sent.body.id]);
+      expect(list.body.nextCursor).toBeNull();
+      const detail = await call("GET", `${path}/deliveries/${sent.body.id as string}`);
+      expect(detail.res.status).toBe(200);
+      expect(Array.isArray(detail.body.attemptHistory)).toBe(true);
+      const envelope = JSON.parse(detail.body.payload as string) as Record<string, unknown>;
+      expect(envelope).toMatchObject({
+        id: sent.body.eventId,
+        type: "booking.created",
+        api_version: "2026-07-01",
+        tenant,
+        livemode: false,
+      });
+      const stats = await call("GET", `${path}/stats`);
+      expect(stats.res.status).toBe(200);
+      expect(stats.body.endpointId).toBe(endpoint.id);
+      const deliveries = stats.body.deliveries as Record<string, number>;
+      expect(Object.values(deliveries).reduce((a, b) => a + b, 0)).toBe(1);
+
+      expectProblem(await post(`${path}/test`, { eventType: "nope.x" }), 400, "webhook.event_type_unknown");
+      expectProblem(
+        await post(`${path}/test`, { eventType: "usage.snapshot" }),
+        400,
+        "webhook.event_type_not_subscribable",
+      );
+      expectProblem(await post(`${path}/test`, { type: "booking.created" }), 400, "request.invalid");
+    });
+
+    it("pages, filters and inspects seeded deliveries; redrives a dead-lettered one", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const ids: string[] = [];
+      for (const status of ["succeeded", "dead_lettered", "awaiting_retry", "succeeded", "dead_lettered"]) {
+        ids.push(await seedDelivery(endpoint.id as string, status));
+      }
+      const seen: string[] = [];
+      let query = "?limit=2";
+      for (;;) {
+        const page = await call("GET", `${path}/deliveries${query}`);
+        expect(page.res.status).toBe(200);
+        seen.push(...(page.body.data as { id: string }[]).map((d) => d.id));
+        if (page.body.nextCursor === null) break;
+        query = `?limit=2&cursor=${encodeURIComponent(page.body.nextCursor as string)}`;
+      }
+      expect(seen).toEqual([...ids].reverse());
+      const dead = await call("GET", `${path}/deliveries?status=dead_lettered&eventType=booking.created`);
+      expect((dead.body.data as { id: string }[]).map((d) => d.id)).toEqual([ids[4], ids[1]]);
+      expectProblem(await call("GET", `${path}/deliveries?status=failed`), 400, "request.invalid");
+
+      const key = idempotencyKey("redrive");
+      const redriven = await post(`${path}/deliveries/${ids[1]!}/redrive`, undefined, { idempotencyKey: key });
+      expect(redriven.res.status).toBe(200);
+      expect(redriven.body).toMatchObject({ id: ids[1], status: "pending", attempts: 0, attemptsTotal: 8 });
+      const replay = await post(`${path}/deliveries/${ids[1]!}/redrive`, undefined, { idempotencyKey: key });
+      expect(replay.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body).toEqual(redriven.body);
+      expectProblem(await post(`${path}/deliveries/${ids[0]!}/redrive`), 409, "webhook.delivery_not_redrivable");
+      const old = await seedDelivery(endpoint.id as string, "dead_lettered", "31 days");
+      expectProblem(await post(`${path}/deliveries/${old}/redrive`), 409, "webhook.redrive_window_closed");
+      expectProblem(
+        await call("GET", `${path}/deliveries/dlv_000000000000000000000000`),
+        404,
+        "webhook.delivery_not_found",
+      );
+    });
+  });
+});

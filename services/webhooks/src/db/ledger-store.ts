@@ -1,0 +1,317 @@
+/**
+ * The delivery ledger in Postgres: deliveries with their attempts, as partners list, inspect,
+ * redrive and count them; and the writes that make deliveries due (resume, redrive, test
+ * delivery), each bumping the delivery's generation so the job enqueued after the commit is the
+ * only current one (events/delivery-jobs.ts). Every query names the tenant and the endpoint.
+ */
+import type { Knex } from "@platform/service-kit/postgres";
+import type { DeliveryJob } from "../events/delivery-jobs.js";
+import { DELIVERY_ID } from "../domain/ids.js";
+import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
+
+export interface DeliveryRecord {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attempts: number;
+  attemptsTotal: number;
+  nextAttemptAt: Date | null;
+  livemode: boolean;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  generation: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AttemptRecord {
+  number: number;
+  attemptedAt: Date;
+  durationMs: number;
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: Buffer | null;
+  responseBodyTruncated: boolean;
+}
+
+interface DeliveryRow {
+  id: string;
+  seq: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  attempts_total: number;
+  next_attempt_at: Date | null;
+  livemode: boolean;
+  last_status_code: number | null;
+  last_error: string | null;
+  generation: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const deliveryColumns = [
+  "id",
+  "seq",
+  "endpoint_id",
+  "event_id",
+  "event_type",
+  "status",
+  "attempts",
+  "attempts_total",
+  "next_attempt_at",
+  "livemode",
+  "last_status_code",
+  "last_error",
+  "generation",
+  "created_at",
+  "updated_at",
+];
+
+function fromRow(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    attemptsTotal: row.attempts_total,
+    nextAttemptAt: row.next_attempt_at,
+    livemode: row.livemode,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    generation: row.generation,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The life-cycle state of a delivery (retry-schedule.ts works on it). */
+export function deliveryState(delivery: DeliveryRecord): DeliveryState {
+  return {
+    status: delivery.status,
+    attempts: delivery.attempts,
+    nextAttemptAt: delivery.nextAttemptAt,
+    createdAt: delivery.createdAt,
+  };
+}
+
+export interface DeliveryPage {
+  deliveries: DeliveryRecord[];
+  nextAfterSeq: string | undefined;
+}
+
+export interface EndpointStats {
+  byStatus: Record<DeliveryStatus, number>;
+  attempts: number;
+  attemptsSucceeded: number;
+  latencyMs: { p50: number; p95: number; p99: number } | undefined;
+}
+
+export interface TestDeliveryInput {
+  tenantId: string;
+  endpointId: string;
+  event: { id: string; type: string; occurredAt: Date; object: Readonly<Record<string, unknown>> };
+  deliveryId: string;
+  payload: string;
+  held: boolean;
+  now: Date;
+}
+
+export interface LedgerStore {
+  list(
+    tenantId: string,
+    endpointId: string,
+    options: { limit: number; afterSeq: number | undefined; status?: DeliveryStatus; eventType?: string },
+  ): Promise<DeliveryPage>;
+  /** The delivery with its attempts (oldest first) and exact payload; DeliveryNotFoundError otherwise. */
+  inspect(
+    tenantId: string,
+    endpointId: string,
+    deliveryId: string,
+  ): Promise<{ delivery: DeliveryRecord; attempts: AttemptRecord[]; payload: string }>;
+  /** The delivery locked until the transaction ends; DeliveryNotFoundError otherwise. */
+  lock(trx: Knex.Transaction, tenantId: string, endpointId: string, deliveryId: string): Promise<DeliveryRecord>;
+  /** A fresh run (redrive): the new state, attempts of the run reset, generation bumped. */
+  restart(trx: Knex.Transaction, deliveryId: string, state: DeliveryState, now: Date): Promise<DeliveryRecord>;
+  /** Every held delivery of the endpoint becomes due now (pending, or awaiting_retry when attempted). */
+  releaseHeld(trx: Knex.Transaction, endpointId: string, now: Date): Promise<DeliveryJob[]>;
+  /** The synthetic event and its one delivery (generation 1). */
+  insertTestDelivery(trx: Knex.Transaction, input: TestDeliveryInput): Promise<DeliveryRecord>;
+  /** Deliveries created and attempts made in [since, until]. */
+  stats(endpointId: string, since: Date, until: Date): Promise<EndpointStats>;
+}
+
+export function createLedgerStore(db: Knex): LedgerStore {
+  const found = (row: DeliveryRow | undefined) => {
+    if (!row) throw new DeliveryNotFoundError();
+    return fromRow(row);
+  };
+  const one = (query: Knex | Knex.Transaction, tenantId: string, endpointId: string, deliveryId: string) =>
+    query("deliveries").where({ tenant_id: tenantId, endpoint_id: endpointId, id: deliveryId });
+  return {
+    async list(tenantId, endpointId, { limit, afterSeq, status, eventType }) {
+      const query = db("deliveries")
+        .select<DeliveryRow[]>(deliveryColumns)
+        .where({ tenant_id: tenantId, endpoint_id: endpointId })
+        .orderBy("seq", "desc")
+        .limit(limit + 1);
+      if (afterSeq !== undefined) void query.andWhere("seq", "<", afterSeq);
+      if (status !== undefined) void query.andWhere({ status });
+      if (eventType !== undefined) void query.andWhere({ event_type: eventType });
+      const rows = await query;
+      const page = rows.slice(0, limit);
+      return { deliveries: page.map(fromRow), nextAfterSeq: rows.length > limit ? page.at(-1)!.seq : undefined };
+    },
+    async inspect(tenantId, endpointId, deliveryId) {
+      if (!DELIVERY_ID.test(deliveryId)) throw new DeliveryNotFoundError();
+      const row = await one(db, tenantId, endpointId, deliveryId).first<
+        (DeliveryRow & { payload: string }) | undefined
+      >([...deliveryColumns, "payload"]);
+      const delivery = found(row);
+      const attempts = await db("attempts")
+        .select<
+          {
+            number: number;
+            attempted_at: Date;
+            duration_ms: number;
+            succeeded: boolean;
+            status_code: number | null;
+            error: string | null;
+            response_body: Buffer | null;
+            response_body_truncated: boolean;
+          }[]
+        >(
+          "number",
+          "attempted_at",
+          "duration_ms",
+          "succeeded",
+          "status_code",
+          "error",
+          "response_body",
+          "response_body_truncated",
+        )
+        .where({ delivery_id: deliveryId })
+        .orderBy("number", "asc");
+      return {
+        delivery,
+        payload: row!.payload,
+        attempts: attempts.map((attempt) => ({
+          number: attempt.number,
+          attemptedAt: attempt.attempted_at,
+          durationMs: attempt.duration_ms,
+          succeeded: attempt.succeeded,
+          statusCode: attempt.status_code,
+          error: attempt.error,
+          responseBody: attempt.response_body,
+          responseBodyTruncated: attempt.response_body_truncated,
+        })),
+      };
+    },
+    async lock(trx, tenantId, endpointId, deliveryId) {
+      if (!DELIVERY_ID.test(deliveryId)) throw new DeliveryNotFoundError();
+      return found(
+        await one(trx, tenantId, endpointId, deliveryId).forUpdate().first<DeliveryRow | undefined>(deliveryColumns),
+      );
+    },
+    async restart(trx, deliveryId, state, now) {
+      const [row] = await trx("deliveries")
+        .update({
+          status: state.status,
+          attempts: state.attempts,
+          next_attempt_at: state.nextAttemptAt,
+          generation: trx.raw("generation + 1"),
+          leased_until: null,
+          updated_at: now,
+        })
+        .where({ id: deliveryId })
+        .returning<DeliveryRow[]>(deliveryColumns);
+      return found(row);
+    },
+    async releaseHeld(trx, endpointId, now) {
+      const rows = await trx("deliveries")
+        .update({
+          status: trx.raw("case when attempts = 0 then 'pending' else 'awaiting_retry' end"),
+          next_attempt_at: now,
+          generation: trx.raw("generation + 1"),
+          updated_at: now,
+        })
+        .where({ endpoint_id: endpointId, status: "held" })
+        .returning<{ id: string; generation: number }[]>(["id", "generation"]);
+      return rows.map((row) => ({ deliveryId: row.id, generation: row.generation }));
+    },
+    async insertTestDelivery(trx, input) {
+      await trx("events").insert({
+        id: input.event.id,
+        tenant_id: input.tenantId,
+        type: input.event.type,
+        occurred_at: input.event.occurredAt,
+        data: JSON.stringify(input.event.object),
+        livemode: false,
+        received_at: input.now,
+      });
+      const [row] = await trx("deliveries")
+        .insert({
+          id: input.deliveryId,
+          tenant_id: input.tenantId,
+          endpoint_id: input.endpointId,
+          event_id: input.event.id,
+          event_type: input.event.type,
+          livemode: false,
+          payload: input.payload,
+          status: input.held ? "held" : "pending",
+          attempts: 0,
+          attempts_total: 0,
+          next_attempt_at: input.held ? null : input.now,
+          generation: 1,
+          created_at: input.now,
+          updated_at: input.now,
+        })
+        .returning<DeliveryRow[]>(deliveryColumns);
+      return fromRow(row!);
+    },
+    async stats(endpointId, since, until) {
+      const counts = await db("deliveries")
+        .select<{ status: DeliveryStatus; count: string }[]>("status", db.raw("count(*) as count"))
+        .where({ endpoint_id: endpointId })
+        .andWhere("created_at", ">=", since)
+        .andWhere("created_at", "<=", until)
+        .groupBy("status");
+      const byStatus: Record<DeliveryStatus, number> = {
+        pending: 0,
+        succeeded: 0,
+        awaiting_retry: 0,
+        dead_lettered: 0,
+        held: 0,
+      };
+      for (const { status, count } of counts) byStatus[status] = Number(count);
+      const [attempts] = await db("attempts")
+        .select<{ attempts: string; succeeded: string; p50: number | null; p95: number | null; p99: number | null }[]>(
+          db.raw("count(*) as attempts"),
+          db.raw("count(*) filter (where succeeded) as succeeded"),
+          db.raw("percentile_cont(0.5) within group (order by duration_ms) as p50"),
+          db.raw("percentile_cont(0.95) within group (order by duration_ms) as p95"),
+          db.raw("percentile_cont(0.99) within group (order by duration_ms) as p99"),
+        )
+        .where({ endpoint_id: endpointId })
+        .andWhere("attempted_at", ">=", since)
+        .andWhere("attempted_at", "<=", until);
+      const total = Number(attempts?.attempts ?? 0);
+      return {
+        byStatus,
+        attempts: total,
+        attemptsSucceeded: Number(attempts?.succeeded ?? 0),
+        latencyMs:
+          total > 0
+            ? { p50: Number(attempts!.p50), p95: Number(attempts!.p95), p99: Number(attempts!.p99) }
+            : undefined,
+      };
+    },
+  };
+}

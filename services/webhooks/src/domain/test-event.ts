@@ -1,0 +1,119 @@
+/**
+ * Test deliveries: a synthetic snapshot for any subscribable event type, so a partner can check
+ * their receiver (signature, parsing) before real events flow. The snapshots look like the real
+ * ones (snake_case keys, ids and states) and never carry conversation text or personal data.
+ */
+import { InvalidArgumentError } from "@platform/service-kit/errors";
+import { findEventType } from "./event-catalog.js";
+import type { PlatformEvent } from "./envelope.js";
+
+export class TestEventTypeUnknownError extends InvalidArgumentError {
+  override name = "TestEventTypeUnknownError";
+  constructor(type: string) {
+    super("webhook.event_type_unknown", `${JSON.stringify(type.slice(0, 80))} is not an event type`);
+  }
+}
+
+export class TestEventTypeNotSubscribableError extends InvalidArgumentError {
+  override name = "TestEventTypeNotSubscribableError";
+  constructor(type: string) {
+    super("webhook.event_type_not_subscribable", `${JSON.stringify(type)} is coming soon and cannot be sent yet`);
+  }
+}
+
+type Snapshot = Record<string, unknown>;
+
+const suffix = (eventId: string) => eventId.replace(/^evt_/, "").slice(0, 24);
+
+/** The synthetic data.object of each subscribable type. */
+const snapshots: Record<string, (ids: { tag: string; tenant: string; at: string }) => Snapshot> = {
+  "conversation.started": ({ tag, at }) => ({
+    conversation_id: `conv_test_${tag}`,
+    channel: "whatsapp",
+    customer_reference: `cust_test_${tag}`,
+    state: "open",
+    started_at: at,
+  }),
+  "booking.created": ({ tag, at }) => ({
+    booking_id: `bkg_test_${tag}`,
+    conversation_id: `conv_test_${tag}`,
+    customer_reference: `cust_test_${tag}`,
+    service_reference: "svc_test_grooming",
+    status: "confirmed",
+    starts_at: at,
+    created_at: at,
+  }),
+  "booking.cancelled": ({ tag, at }) => ({
+    booking_id: `bkg_test_${tag}`,
+    conversation_id: `conv_test_${tag}`,
+    customer_reference: `cust_test_${tag}`,
+    service_reference: "svc_test_grooming",
+    status: "cancelled",
+    cancelled_at: at,
+  }),
+  "usage.threshold_crossed": ({ tenant, at }) => ({
+    tenant_id: tenant,
+    threshold: "soft_cap",
+    tokens_used: 800_000,
+    soft_cap: 800_000,
+    hard_cap: 1_000_000,
+    month: at.slice(0, 7),
+    crossed_at: at,
+  }),
+  "capability.suspended": ({ tag, at }) => ({
+    capability: "booking",
+    check_id: `chk_test_${tag}`,
+    state: "suspended",
+    failed_check: "booking_platform_reachable",
+    suspended_at: at,
+  }),
+  "capability.restored": ({ tag, at }) => ({
+    capability: "booking",
+    check_id: `chk_test_${tag}`,
+    state: "active",
+    restored_at: at,
+  }),
+  "escalation.raised": ({ tag, at }) => ({
+    escalation_id: `esc_test_${tag}`,
+    conversation_id: `conv_test_${tag}`,
+    reason: "human_requested",
+    state: "open",
+    raised_at: at,
+  }),
+  "escalation.resolved": ({ tag, at }) => ({
+    escalation_id: `esc_test_${tag}`,
+    conversation_id: `conv_test_${tag}`,
+    reason: "human_requested",
+    state: "resolved",
+    resolved_at: at,
+  }),
+  "tenant.activated": ({ tenant, at }) => ({ tenant_id: tenant, status: "active", activated_at: at }),
+  "tenant.validation_failed": ({ tenant, at }) => ({
+    tenant_id: tenant,
+    status: "pending_activation",
+    failed_step: "capability_check",
+    failing_capability: "booking",
+    failed_at: at,
+  }),
+};
+
+/** The event types a test delivery can be sent for: every subscribable one. */
+export const testableEventTypes: readonly string[] = Object.freeze(Object.keys(snapshots));
+
+/**
+ * The synthetic event of a test delivery for `type`; throws TestEventTypeUnknownError or
+ * TestEventTypeNotSubscribableError for a type that cannot be sent.
+ */
+export function buildTestEvent(options: { id: string; type: string; tenant: string; now: Date }): PlatformEvent {
+  const known = findEventType(options.type);
+  if (!known) throw new TestEventTypeUnknownError(options.type);
+  const snapshot = snapshots[options.type];
+  if (!known.subscribable || !snapshot) throw new TestEventTypeNotSubscribableError(options.type);
+  return {
+    id: options.id,
+    type: options.type,
+    tenant: options.tenant,
+    occurredAt: options.now,
+    object: snapshot({ tag: suffix(options.id), tenant: options.tenant, at: options.now.toISOString() }),
+  };
+}

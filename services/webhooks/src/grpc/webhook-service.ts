@@ -1,0 +1,460 @@
+import {
+  CreateEndpointRequest,
+  DeleteEndpointRequest,
+  PauseEndpointRequest,
+  RedriveDeliveryRequest,
+  ResumeEndpointRequest,
+  RotateSecretRequest,
+  SendTestDeliveryRequest,
+  UpdateEndpointRequest,
+  WebhookServiceService,
+  type Attempt as ProtoAttempt,
+  type Delivery as ProtoDelivery,
+  type Endpoint as ProtoEndpoint,
+} from "@platform/proto/webhooks/v1";
+import { InvalidArgumentError } from "@platform/service-kit/errors";
+import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
+import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platform/service-kit/idempotency";
+import type { Knex } from "@platform/service-kit/postgres";
+import type { Logger } from "pino";
+import {
+  createEndpointStore,
+  withoutSecrets,
+  type EndpointPatch,
+  type EndpointRecord,
+  type EndpointStore,
+  type EndpointWithSecrets,
+} from "../db/endpoint-store.js";
+import {
+  createLedgerStore,
+  deliveryState,
+  type AttemptRecord,
+  type DeliveryRecord,
+  type LedgerStore,
+} from "../db/ledger-store.js";
+import type { TargetResolver } from "../delivery/target-resolver.js";
+import {
+  checkExpectedVersion,
+  currentApiVersion,
+  endpointRefusal,
+  InvalidEndpointError,
+  validateEndpointUpdate,
+  validateNewEndpoint,
+} from "../domain/endpoint.js";
+import { buildEnvelope, serializeEnvelope } from "../domain/envelope.js";
+import { eventCatalog } from "../domain/event-catalog.js";
+import { newDeliveryId, newEndpointId, newEventId } from "../domain/ids.js";
+import { decodeCursor, encodeCursor, pageSize } from "../domain/page-cursor.js";
+import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from "../domain/retry-schedule.js";
+import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
+import { rotationGraceMs } from "../domain/signature.js";
+import { buildTestEvent } from "../domain/test-event.js";
+import type { DeliveryJob, DeliveryQueue } from "../events/delivery-jobs.js";
+
+export interface WebhookServiceDeps {
+  db: Knex;
+  /** SECRETS_KEY: signing secrets are sealed with the endpoint id as context before they are stored. */
+  keyRing: SecretKeyRing;
+  /** Where due deliveries are announced after their transaction commits. */
+  queue: DeliveryQueue;
+  /** Checks (and refuses) endpoint hosts at creation and on a URL change. */
+  targets: TargetResolver;
+  idempotency: IdempotencyOptions;
+  /** How long deliveries may be redriven, counted from their creation (WEBHOOKS_RETENTION; 30 days). */
+  retentionMs?: number;
+  clock?: () => Date;
+  endpoints?: EndpointStore;
+  ledger?: LedgerStore;
+}
+
+const statsWindowMs = 24 * 60 * 60 * 1000;
+
+export function toProtoEndpoint(endpoint: EndpointRecord): ProtoEndpoint {
+  return {
+    id: endpoint.id,
+    tenantId: endpoint.tenantId,
+    url: endpoint.url,
+    description: endpoint.description,
+    eventTypes: endpoint.eventTypes,
+    apiVersion: endpoint.apiVersion,
+    paused: endpoint.paused,
+    attentionReason: endpoint.attentionReason ?? undefined,
+    version: String(endpoint.version),
+    createdAt: endpoint.createdAt.toISOString(),
+    updatedAt: endpoint.updatedAt.toISOString(),
+    previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString(),
+  };
+}
+
+export function toProtoDelivery(delivery: DeliveryRecord): ProtoDelivery {
+  return {
+    id: delivery.id,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    attemptsTotal: delivery.attemptsTotal,
+    nextAttemptAt: delivery.nextAttemptAt?.toISOString(),
+    livemode: delivery.livemode,
+    lastStatusCode: delivery.lastStatusCode ?? undefined,
+    lastError: delivery.lastError ?? undefined,
+    createdAt: delivery.createdAt.toISOString(),
+    updatedAt: delivery.updatedAt.toISOString(),
+  };
+}
+
+function toProtoAttempt(attempt: AttemptRecord): ProtoAttempt {
+  return {
+    number: attempt.number,
+    attemptedAt: attempt.attemptedAt.toISOString(),
+    durationMs: attempt.durationMs,
+    succeeded: attempt.succeeded,
+    statusCode: attempt.statusCode ?? undefined,
+    error: attempt.error ?? undefined,
+    responseBody: attempt.responseBody ?? Buffer.alloc(0),
+    responseBodyTruncated: attempt.responseBodyTruncated,
+  };
+}
+
+/**
+ * What an idempotency record keeps of an answer that shows a secret: the endpoint and the secret
+ * SEALED (as the row holds it, under the endpoint id), never the plaintext. A replay opens it.
+ */
+interface StoredSecretAnswer {
+  endpoint: ProtoEndpoint;
+  secretSealed: string;
+}
+
+function requireTenant(tenantId: string): string {
+  if (tenantId === "") throw new InvalidArgumentError("request.invalid", "tenant_id is required");
+  return tenantId;
+}
+
+function expectedVersionOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const version = Number(value);
+  if (!Number.isSafeInteger(version) || version < 1) {
+    throw new InvalidArgumentError("request.invalid", "expected_version must be a positive integer");
+  }
+  return version;
+}
+
+function statusFilter(status: string): DeliveryStatus | undefined {
+  if (status === "") return undefined;
+  if (!(deliveryStatuses as readonly string[]).includes(status)) {
+    throw new InvalidArgumentError("request.invalid", `status must be one of ${deliveryStatuses.join(", ")}`);
+  }
+  return status as DeliveryStatus;
+}
+
+/** Validation of endpoint input, with the narrowest code for a partner to branch on. */
+function validated<T>(validate: () => T): T {
+  try {
+    return validate();
+  } catch (error) {
+    throw error instanceof InvalidEndpointError ? endpointRefusal(error) : error;
+  }
+}
+
+/**
+ * webhooks.v1.WebhookService: a tenant's endpoints and their secrets, the event catalog, and the
+ * delivery ledger (list, inspect, redrive, stats, test deliveries). Every mutation runs once per
+ * Idempotency-Key (scope: the tenant); deliveries it makes due are enqueued after its commit.
+ */
+export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<typeof WebhookServiceService> {
+  const clock = deps.clock ?? (() => new Date());
+  const endpoints = deps.endpoints ?? createEndpointStore(deps.db);
+  const ledger = deps.ledger ?? createLedgerStore(deps.db);
+  const retentionMs = deps.retentionMs ?? redriveWindowMs;
+
+  const once = <R>(tenantId: string, key: string, fingerprint: string, effect: (trx: Knex.Transaction) => Promise<R>) =>
+    runIdempotently(deps.db, { scope: tenantId, key, fingerprint }, effect, deps.idempotency);
+
+  /** After the commit: a lost enqueue is logged, and the sweeper enqueues the overdue delivery. */
+  async function announce(jobs: readonly DeliveryJob[], logger: Logger) {
+    if (jobs.length === 0) return;
+    try {
+      await deps.queue.enqueue(jobs);
+    } catch (error) {
+      logger.warn(
+        { err: error, deliveryIds: jobs.map((job) => job.deliveryId) },
+        "enqueue after commit failed; the sweeper will enqueue the due deliveries",
+      );
+    }
+  }
+
+  const openAnswer = (stored: StoredSecretAnswer) => ({
+    endpoint: stored.endpoint,
+    secret: openSecret(deps.keyRing, stored.secretSealed, stored.endpoint.id),
+  });
+
+  async function checkTarget(url: string) {
+    await deps.targets.resolve(new URL(url).hostname);
+  }
+
+  /** Locks the endpoint, checks expected_version, writes the change: the common body of mutations. */
+  async function change(
+    trx: Knex.Transaction,
+    request: { tenantId: string; endpointId: string; expectedVersion?: string | undefined },
+    patch: (endpoint: EndpointWithSecrets, now: Date) => EndpointPatch,
+  ) {
+    const expected = expectedVersionOf(request.expectedVersion);
+    const current = await endpoints.lock(trx, request.tenantId, request.endpointId);
+    checkExpectedVersion(current.version, expected);
+    const now = clock();
+    return endpoints.update(trx, current.id, patch(current, now), now);
+  }
+
+  return {
+    async createEndpoint(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const endpoint = validated(() =>
+        validateNewEndpoint({ url: request.url, description: request.description, eventTypes: request.eventTypes }),
+      );
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/CreateEndpoint",
+        CreateEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      await checkTarget(endpoint.url);
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        const id = newEndpointId();
+        const secretSealed = sealSecret(deps.keyRing, generateSigningSecret(), id);
+        const created = await endpoints.insert(trx, { ...endpoint, id, tenantId, secretSealed, now: clock() });
+        return { endpoint: toProtoEndpoint(withoutSecrets(created)), secretSealed } satisfies StoredSecretAnswer;
+      });
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
+      return { ...openAnswer(outcome.result), replayed: outcome.replayed };
+    },
+
+    async getEndpoint(request) {
+      const endpoint = await endpoints.get(deps.db, requireTenant(request.tenantId), request.endpointId);
+      return { endpoint: toProtoEndpoint(withoutSecrets(endpoint)) };
+    },
+
+    async listEndpoints(request) {
+      const tenantId = requireTenant(request.tenantId);
+      const page = await endpoints.list(tenantId, {
+        limit: pageSize(request.limit),
+        afterSeq: decodeCursor(request.cursor),
+      });
+      return {
+        endpoints: page.endpoints.map(toProtoEndpoint),
+        nextCursor: page.nextAfterSeq === undefined ? "" : encodeCursor(page.nextAfterSeq),
+      };
+    },
+
+    async updateEndpoint(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const changes = validated(() =>
+        validateEndpointUpdate({
+          url: request.url,
+          description: request.description,
+          eventTypes: request.eventTypes?.eventTypes,
+        }),
+      );
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/UpdateEndpoint",
+        UpdateEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      if (changes.url !== undefined) await checkTarget(changes.url);
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        const updated = await change(trx, request, () => changes);
+        return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
+      });
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
+      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+    },
+
+    async deleteEndpoint(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/DeleteEndpoint",
+        DeleteEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        await change(trx, request, (_endpoint, now) => ({ deletedAt: now }));
+        return null;
+      });
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint deleted");
+      return { replayed: outcome.replayed };
+    },
+
+    async pauseEndpoint(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/PauseEndpoint",
+        PauseEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        const updated = await change(trx, request, () => ({ paused: true }));
+        return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
+      });
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
+      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+    },
+
+    async resumeEndpoint(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/ResumeEndpoint",
+        ResumeEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      let released: DeliveryJob[] = [];
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        const updated = await change(trx, request, () => ({ paused: false, attentionReason: null }));
+        released = await ledger.releaseHeld(trx, updated.id, clock());
+        return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
+      });
+      if (!outcome.replayed) {
+        logger.info({ tenantId, endpointId: request.endpointId, released: released.length }, "endpoint resumed");
+        await announce(released, logger);
+      }
+      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+    },
+
+    async rotateSecret(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/RotateSecret",
+        RotateSecretRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        let secretSealed = "";
+        const updated = await change(trx, request, (current, now) => {
+          secretSealed = sealSecret(deps.keyRing, generateSigningSecret(), current.id);
+          // The current secret (sealed under the same endpoint id) keeps signing for 24 hours.
+          return {
+            secretSealed,
+            previousSecretSealed: current.secretSealed,
+            previousSecretExpiresAt: new Date(now.getTime() + rotationGraceMs),
+          };
+        });
+        return { endpoint: toProtoEndpoint(withoutSecrets(updated)), secretSealed } satisfies StoredSecretAnswer;
+      });
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
+      return { ...openAnswer(outcome.result), replayed: outcome.replayed };
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async listEventTypes() {
+      return {
+        eventTypes: eventCatalog.map((event) => ({
+          type: event.type,
+          description: event.description,
+          emission: event.emission,
+          subscribable: event.subscribable,
+        })),
+        currentApiVersion,
+      };
+    },
+
+    async listDeliveries(request) {
+      const tenantId = requireTenant(request.tenantId);
+      const limit = pageSize(request.limit);
+      const afterSeq = decodeCursor(request.cursor);
+      const status = statusFilter(request.status);
+      await endpoints.get(deps.db, tenantId, request.endpointId);
+      const page = await ledger.list(tenantId, request.endpointId, {
+        limit,
+        afterSeq,
+        status,
+        eventType: request.eventType === "" ? undefined : request.eventType,
+      });
+      return {
+        deliveries: page.deliveries.map(toProtoDelivery),
+        nextCursor: page.nextAfterSeq === undefined ? "" : encodeCursor(page.nextAfterSeq),
+      };
+    },
+
+    async getDelivery(request) {
+      const tenantId = requireTenant(request.tenantId);
+      await endpoints.get(deps.db, tenantId, request.endpointId);
+      const { delivery, attempts, payload } = await ledger.inspect(tenantId, request.endpointId, request.deliveryId);
+      return { delivery: toProtoDelivery(delivery), attempts: attempts.map(toProtoAttempt), payload };
+    },
+
+    async redriveDelivery(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/RedriveDelivery",
+        RedriveDeliveryRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      let jobs: DeliveryJob[] = [];
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
+        const delivery = await ledger.lock(trx, tenantId, endpoint.id, request.deliveryId);
+        const now = clock();
+        const state = redrive(deliveryState(delivery), { now, endpointPaused: endpoint.paused, windowMs: retentionMs });
+        const restarted = await ledger.restart(trx, delivery.id, state, now);
+        jobs = restarted.status === "held" ? [] : [{ deliveryId: restarted.id, generation: restarted.generation }];
+        return { delivery: toProtoDelivery(restarted) };
+      });
+      if (!outcome.replayed) {
+        logger.info({ tenantId, endpointId: request.endpointId, deliveryId: request.deliveryId }, "delivery redriven");
+        await announce(jobs, logger);
+      }
+      return { delivery: outcome.result.delivery, replayed: outcome.replayed };
+    },
+
+    async getEndpointStats(request) {
+      const tenantId = requireTenant(request.tenantId);
+      const endpoint = await endpoints.get(deps.db, tenantId, request.endpointId);
+      const until = clock();
+      const since = new Date(until.getTime() - statsWindowMs);
+      const stats = await ledger.stats(endpoint.id, since, until);
+      return {
+        endpointId: endpoint.id,
+        windowStart: since.toISOString(),
+        windowEnd: until.toISOString(),
+        pending: String(stats.byStatus.pending),
+        succeeded: String(stats.byStatus.succeeded),
+        awaitingRetry: String(stats.byStatus.awaiting_retry),
+        deadLettered: String(stats.byStatus.dead_lettered),
+        held: String(stats.byStatus.held),
+        attempts: String(stats.attempts),
+        attemptsSucceeded: String(stats.attemptsSucceeded),
+        successRate: stats.attempts > 0 ? stats.attemptsSucceeded / stats.attempts : undefined,
+        latencyP50Ms: stats.latencyMs?.p50,
+        latencyP95Ms: stats.latencyMs?.p95,
+        latencyP99Ms: stats.latencyMs?.p99,
+      };
+    },
+
+    async sendTestDelivery(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      // Refuse an unknown or coming-soon type before anything is claimed.
+      buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now: clock() });
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/SendTestDelivery",
+        SendTestDeliveryRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      let jobs: DeliveryJob[] = [];
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
+        const now = clock();
+        const event = buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now });
+        const payload = serializeEnvelope(buildEnvelope(event, { apiVersion: endpoint.apiVersion, livemode: false }));
+        const delivery = await ledger.insertTestDelivery(trx, {
+          tenantId,
+          endpointId: endpoint.id,
+          event,
+          deliveryId: newDeliveryId(),
+          payload: payload.toString("utf8"),
+          held: endpoint.paused,
+          now,
+        });
+        jobs = delivery.status === "held" ? [] : [{ deliveryId: delivery.id, generation: delivery.generation }];
+        return { delivery: toProtoDelivery(delivery) };
+      });
+      if (!outcome.replayed) {
+        logger.info(
+          { tenantId, endpointId: request.endpointId, deliveryId: outcome.result.delivery.id },
+          "test delivery created",
+        );
+        await announce(jobs, logger);
+      }
+      return { delivery: outcome.result.delivery, replayed: outcome.replayed };
+    },
+  };
+}
