@@ -1,12 +1,29 @@
 /**
- * The webhooks service. For now a shell: it serves grpc.health.v1.Health and /metrics so it can be
- * deployed, probed and scraped like the others; its own gRPC service comes with its issue.
+ * The webhooks service: wiring only. Postgres (schema "webhooks"), NATS JetStream (streams and
+ * durable consumers declared at start), the outbox relay, the gRPC services, the fan-out of
+ * platform events into deliveries, the delivery worker, the sweeper, the janitor and /metrics.
  */
+import { EventServiceService } from "@platform/proto/webhooks/v1";
+import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
-import { createGrpcInstrumentation, startGrpcServer } from "@platform/service-kit/grpc-server";
+import { connectNats } from "@platform/service-kit/nats";
+import { startOutboxRelay } from "@platform/service-kit/outbox";
+import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
-import { loadWebhooksConfig } from "./config.js";
+import { migrations } from "../migrations/index.js";
+import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
+import { createAttemptStore } from "./delivery/attempt-store.js";
+import { startDeliveryWorker } from "./delivery/delivery-worker.js";
+import { createHttpsSender } from "./delivery/https-sender.js";
+import { startJanitor } from "./delivery/janitor.js";
+import { createPipelineMetrics } from "./delivery/pipeline-metrics.js";
+import { startSweeper } from "./delivery/sweeper.js";
+import { createTargetResolver } from "./delivery/target-resolver.js";
+import { createJetStreamDeliveryQueue } from "./events/delivery-queue.js";
+import { startFanout } from "./events/fanout.js";
+import { declareStreams, streamNames } from "./events/streams.js";
+import { createEventService } from "./grpc/event-service.js";
 
 const bootLogger = createLogger("webhooks", "info");
 
@@ -14,18 +31,118 @@ async function main() {
   const config = loadWebhooksConfig(process.env);
   const logger = createLogger("webhooks", config.LOG_LEVEL);
   announceConfiguration(logger, config);
+  const keyRing = config.SECRETS_KEY;
+  const db = await openServiceDatabase({
+    url: config.DATABASE_URL,
+    schema: WEBHOOKS_SCHEMA,
+    poolMax: config.DATABASE_POOL_MAX,
+    migrateOnStart: config.MIGRATE_ON_START,
+    migrations,
+    logger,
+  });
+
+  const nc = await connectNats({ servers: config.NATS_URL, name: "webhooks", logger });
+  const names = streamNames(config.NATS_NAMESPACE);
+  await declareStreams(await nc.jetstreamManager(), names, { eventRetentionMs: config.WEBHOOKS_RETENTION });
+  const js = nc.jetstream();
+
   const registry = createMetricsRegistry("webhooks");
+  const pipelineMetrics = createPipelineMetrics(registry);
+  const relay = startOutboxRelay({
+    db,
+    js,
+    logger: logger.child({ component: "outbox-relay" }),
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
+    registry,
+    metricPrefix: "webhooks",
+  });
+  const queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });
+  const targets = createTargetResolver({ allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
+
+  const instrumentation = createGrpcInstrumentation(logger, registry);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
-    instrumentation: createGrpcInstrumentation(logger, registry),
-    services: [],
+    instrumentation,
+    services: [
+      {
+        definition: EventServiceService,
+        implementation: instrumentService(
+          EventServiceService,
+          createEventService({ db, namespace: names.namespace, kickRelay: () => relay.kick() }),
+          instrumentation,
+        ),
+      },
+      // >>> helper A's WebhookService is registered here (the integrator adds it):
+      // {
+      //   definition: WebhookServiceService,
+      //   implementation: instrumentService(
+      //     WebhookServiceService,
+      //     createWebhookService({
+      //       db,
+      //       keyRing,
+      //       queue,
+      //       targets,
+      //       idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+      //     }),
+      //     instrumentation,
+      //   ),
+      // },
+      // (and purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger),
+      // stopped at shutdown, as notify does)
+      // <<<
+    ],
+  });
+
+  const fanout = startFanout({
+    db,
+    js,
+    names,
+    queue,
+    logger: logger.child({ component: "fanout" }),
+    metrics: pipelineMetrics,
+  });
+  const sender = createHttpsSender({ socketsPerOrigin: config.WEBHOOKS_ENDPOINT_CONCURRENCY });
+  const worker = startDeliveryWorker({
+    js,
+    names,
+    store: createAttemptStore(db),
+    keyRing,
+    targets,
+    sender,
+    metrics: pipelineMetrics,
+    logger: logger.child({ component: "delivery" }),
+    retryDelaysMs: config.WEBHOOKS_RETRY_DELAYS,
+    timeoutMs: config.WEBHOOKS_DELIVERY_TIMEOUT,
+    concurrency: config.WEBHOOKS_CONCURRENCY,
+    endpointConcurrency: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
+  });
+  const sweeper = startSweeper({
+    db,
+    queue,
+    logger: logger.child({ component: "sweeper" }),
+    intervalMs: config.WEBHOOKS_SWEEP_INTERVAL,
+    overdueMs: config.WEBHOOKS_SWEEP_OVERDUE,
+  });
+  const janitor = startJanitor({
+    db,
+    logger: logger.child({ component: "janitor" }),
+    intervalMs: config.WEBHOOKS_JANITOR_INTERVAL,
+    retentionMs: config.WEBHOOKS_RETENTION,
+    batchSize: config.WEBHOOKS_JANITOR_BATCH,
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
+
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
+    // No new publishes; then no new jobs: attempts in flight finish within the grace.
     await grpc.shutdown(config.SHUTDOWN_GRACE);
+    await Promise.all([fanout.stop(), worker.stop(config.SHUTDOWN_GRACE), sweeper.stop(), janitor.stop()]);
+    await relay.stop();
+    await nc.drain();
     await metrics.close();
+    sender.close();
+    await db.destroy();
   });
 }
 
