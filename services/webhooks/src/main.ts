@@ -43,7 +43,7 @@ async function main() {
 
   const nc = await connectNats({ servers: config.NATS_URL, name: "webhooks", logger });
   const names = streamNames(config.NATS_NAMESPACE);
-  await declareStreams(await nc.jetstreamManager(), names, { eventRetentionMs: config.WEBHOOKS_RETENTION });
+  await declareStreams(await nc.jetstreamManager(), names);
   const js = nc.jetstream();
 
   const registry = createMetricsRegistry("webhooks");

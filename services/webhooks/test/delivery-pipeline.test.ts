@@ -5,6 +5,7 @@
  * NODE_EXTRA_CA_CERTS. Signatures are checked with the stripe SDK (a verifier this project did not
  * write) and with @platform/webhook-verifier.
  */
+import { status, type ServiceError } from "@grpc/grpc-js";
 import { verifyWebhook } from "@platform/webhook-verifier";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -381,6 +382,39 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
       .whereIn("id", [endpoints[0]!.id, endpoints[1]!.id])
       .update({ deleted_at: service.db.fn.now() });
   }, 60_000);
+
+  it("refuses events it cannot publish, naming the problem with a stable code", async () => {
+    const refusal = (request: Parameters<WebhooksUnderTest["publish"]>[0]) =>
+      service.publish(request).then(
+        () => {
+          throw new Error("expected a refusal");
+        },
+        (error: ServiceError) => ({
+          code: error.code,
+          errorCode: error.metadata.get("error-code")[0],
+          details: error.details,
+        }),
+      );
+    expect(await refusal({ tenantId: "acme", type: "booking.exploded" })).toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      errorCode: "event.type_unknown",
+    });
+    expect(await refusal({ tenantId: "acme", type: "channel.disconnected" })).toMatchObject({
+      errorCode: "event.type_unknown",
+    });
+    expect(await refusal({ tenantId: "acme", type: "usage.threshold_crossed" })).toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      errorCode: "event.type_not_publishable",
+    });
+    const invalid = await refusal({ tenantId: "ac me", type: "booking.created", dataJson: '{"bookingId":1}' });
+    expect(invalid).toMatchObject({ code: status.INVALID_ARGUMENT, errorCode: "event.invalid" });
+    expect(invalid.details).toContain("tenant_id");
+    expect(await refusal({ tenantId: "acme", type: "booking.created", dataJson: '{"bookingId":1}' })).toMatchObject({
+      errorCode: "event.invalid",
+      details: expect.stringContaining("data.object.bookingId") as unknown,
+    });
+    expect(await service.db("outbox").count<{ count: string }[]>()).toEqual([{ count: "0" }]);
+  });
 
   it("serves the pipeline's metrics", async () => {
     const res = await fetch(`http://127.0.0.1:${service.process.listening.metricsPort as number}/metrics`);

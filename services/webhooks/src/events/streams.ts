@@ -40,17 +40,13 @@ export function endpointOfDeliverySubject(namespace: string, subject: string): s
 }
 
 /** Declares (or updates) both streams and both durable consumers; safe at every start. */
-export async function declareStreams(
-  jsm: JetStreamManager,
-  names: StreamNames,
-  options: { eventRetentionMs?: number } = {},
-): Promise<void> {
+export async function declareStreams(jsm: JetStreamManager, names: StreamNames): Promise<void> {
   await ensureStream(jsm, {
     name: names.events,
     subjects: [`${names.namespace}events.>`],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
-    max_age: nanos(options.eventRetentionMs ?? 30 * DAY_MS),
+    max_age: nanos(30 * DAY_MS),
     duplicate_window: nanos(120_000),
   });
   await ensureStream(jsm, {
