@@ -23,8 +23,8 @@ export interface TestCertificates {
   remove(): Promise<void>;
 }
 
-/** A throwaway CA and a server certificate it signed, for 127.0.0.1 and localhost. */
-export async function createTestCertificates(): Promise<TestCertificates> {
+/** A throwaway CA and a server certificate it signed, for 127.0.0.1, localhost and `names`. */
+export async function createTestCertificates(options: { names?: string[] } = {}): Promise<TestCertificates> {
   const dir = await mkdtemp(join(tmpdir(), "webhooks-tls-"));
   const at = (name: string) => join(dir, name);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
@@ -49,7 +49,7 @@ export async function createTestCertificates(): Promise<TestCertificates> {
   await writeFile(
     at("server.ext"),
     [
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
+      `subjectAltName=${["IP:127.0.0.1", "DNS:localhost", ...(options.names ?? []).map((n) => `DNS:${n}`)].join(",")}`,
       "basicConstraints=CA:FALSE",
       "keyUsage=critical,digitalSignature",
       "extendedKeyUsage=serverAuth",
