@@ -17,6 +17,11 @@ export async function connectNats(options: {
   name: string;
   logger: Logger;
   connectTimeoutMs?: number;
+  /**
+   * Called after every reconnect: a server that lost its state (a fresh store) needs the
+   * streams and consumers declared again.
+   */
+  onReconnect?: () => void;
 }): Promise<NatsConnection> {
   const deadline = Date.now() + (options.connectTimeoutMs ?? 30_000);
   let connection: NatsConnection | undefined;
@@ -44,6 +49,7 @@ export async function connectNats(options: {
       } else if (type !== "pingTimer") {
         options.logger.info({ natsStatus: type, data }, "NATS connection status");
       }
+      if (type === "reconnect") options.onReconnect?.();
     }
   })();
   void nc.closed().then((error) => {

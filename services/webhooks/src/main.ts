@@ -41,8 +41,21 @@ async function main() {
     logger,
   });
 
-  const nc = await connectNats({ servers: config.NATS_URL, name: "webhooks", logger });
   const names = streamNames(config.NATS_NAMESPACE);
+  const redeclare = async () => {
+    try {
+      await declareStreams(await nc.jetstreamManager(), names);
+    } catch (error) {
+      logger.warn({ err: error }, "declaring the streams after a reconnect failed; the next reconnect tries again");
+    }
+  };
+  const nc = await connectNats({
+    servers: config.NATS_URL,
+    name: "webhooks",
+    logger,
+    // A server that lost its store gets the streams back; the sweeper re-enqueues lost jobs.
+    onReconnect: () => void redeclare(),
+  });
   await declareStreams(await nc.jetstreamManager(), names);
   const js = nc.jetstream();
 
