@@ -46,7 +46,10 @@ export async function connectNats(options: {
       const type: string = status.type;
       if (type === "error" || type === "disconnect") {
         options.logger.warn({ natsStatus: type, data }, "NATS connection status");
-      } else if (type !== "pingTimer") {
+      } else if (type === "reconnecting" || type === "pingTimer") {
+        // Every reconnectTimeWait while the server is away: the disconnect line said it.
+        options.logger.debug({ natsStatus: type, data }, "NATS connection status");
+      } else {
         options.logger.info({ natsStatus: type, data }, "NATS connection status");
       }
       if (type === "reconnect") options.onReconnect?.();

@@ -49,14 +49,16 @@ export async function startWebhooks(options: {
   /** NODE_EXTRA_CA_CERTS for the process (a receiver CA it trusts), or none. */
   caPath?: string;
   env?: Record<string, string>;
+  /** Another NATS than NATS_URL's (or the local one). */
+  natsUrl?: string;
 }): Promise<WebhooksUnderTest> {
   const scratch: ScratchDatabase = await createScratchDatabase(options.name);
   const namespace = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
   const names = streamNames(namespace);
   const secretsKey = randomBytes(32).toString("base64");
   const ring = parseSecretsKey(secretsKey);
-  const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
-  const nc = await connect({ servers: natsUrl });
+  const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+  const nc = await connect({ servers: natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   let proc: ServiceProcess | undefined;
   let db: Knex | undefined;
   let client: EventServiceClient | undefined;
