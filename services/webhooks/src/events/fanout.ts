@@ -131,6 +131,7 @@ export function startFanout(options: {
   queue: DeliveryQueue;
   logger: Logger;
   metrics: PipelineMetrics;
+  /** Events fetched, and handled concurrently, at a time. */
   batchSize?: number;
   fetchExpiresMs?: number;
 }): Fanout {
@@ -171,14 +172,14 @@ export function startFanout(options: {
       try {
         consumer ??= await options.js.consumers.get(options.names.events, FANOUT_CONSUMER);
         current = await consumer.fetch({
-          max_messages: options.batchSize ?? 32,
+          max_messages: options.batchSize ?? 16,
           expires: options.fetchExpiresMs ?? 5_000,
         });
         if (!running) current.stop();
-        for await (const msg of current) {
-          await handle(msg);
-          if (!running) break;
-        }
+        // The messages of one fetch are handled side by side (events have no order to keep).
+        const handling: Promise<void>[] = [];
+        for await (const msg of current) handling.push(handle(msg));
+        await Promise.all(handling);
         failures = 0;
       } catch (error) {
         failures += 1;
