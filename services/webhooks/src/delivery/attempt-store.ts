@@ -7,7 +7,7 @@ import type { Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../events/delivery-jobs.js";
 import {
   hold,
-  recordAttempt,
+  recordClaimedAttempt,
   type DeliveryState,
   type DeliveryStatus,
   type Transition,
@@ -96,17 +96,6 @@ export interface AttemptStore {
   abandonClaimed(deliveryId: string): Promise<void>;
   /** One transaction: the attempt row, the delivery's new state, and a dead-letter's pause. */
   recordAttempt(deliveryId: string, attempt: AttemptRecord, delaysMs: readonly number[]): Promise<RecordedAttempt>;
-}
-
-/**
- * The transition for an attempt made while the delivery was claimed. If the endpoint was paused
- * meanwhile and the delivery held, the attempt still counts: a success ends it, a failure keeps it
- * held (or dead-letters it on the 8th).
- */
-function transitionFor(state: DeliveryState, ok: boolean, now: Date, delaysMs: readonly number[], paused: boolean) {
-  const attemptable: DeliveryState = state.status === "held" ? { ...state, status: "awaiting_retry" } : state;
-  if (attemptable.status !== "pending" && attemptable.status !== "awaiting_retry") return undefined;
-  return recordAttempt(attemptable, { ok }, { now, delaysMs, endpointPaused: paused || state.status === "held" });
 }
 
 export function createAttemptStore(db: Knex): AttemptStore {
@@ -219,13 +208,15 @@ export function createAttemptStore(db: Knex): AttemptStore {
           response_body: attempt.responseBody.length > 0 ? attempt.responseBody : null,
           response_body_truncated: attempt.responseBodyTruncated,
         });
-        const transition: Transition | undefined = transitionFor(
+        const transition: Transition | undefined = recordClaimedAttempt(
           stateOf(row),
-          attempt.succeeded,
-          // The wait before the next attempt counts from the end of this one.
-          new Date(attempt.attemptedAt.getTime() + attempt.durationMs),
-          delaysMs,
-          endpoint?.paused ?? false,
+          { ok: attempt.succeeded },
+          {
+            // The wait before the next attempt counts from the end of this one.
+            now: new Date(attempt.attemptedAt.getTime() + attempt.durationMs),
+            delaysMs,
+            endpointPaused: endpoint?.paused ?? false,
+          },
         );
         const next = transition?.state ?? stateOf(row);
         await trx("deliveries")
