@@ -10,7 +10,7 @@
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
-import { classifyAttempt, type AttemptOutcome } from "../domain/attempt-outcome.js";
+import { classifyAttempt, type AttemptOutcome, type AttemptResult } from "../domain/attempt-outcome.js";
 import { openSecret, type SecretKeyRing } from "../domain/secret-box.js";
 import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecrets } from "../domain/signature.js";
 import { decodeDeliveryJob } from "../events/delivery-queue.js";
@@ -18,7 +18,7 @@ import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "
 import type { AttemptStore, ClaimedDelivery } from "./attempt-store.js";
 import type { DeliveryResponse, HttpsSender } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";
-import { TargetNotAllowedError, type TargetResolver } from "./target-resolver.js";
+import { TargetNotAllowedError, type ResolvedTarget, type TargetResolver } from "./target-resolver.js";
 
 export const userAgent = "platform-webhooks/1.0";
 
@@ -93,29 +93,37 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     const heartbeat = setInterval(() => msg.working(), heartbeatMs);
     try {
       const url = new URL(delivery.url);
-      let target;
+      const failed = (result: AttemptResult): DeliveryResponse => ({
+        result,
+        responseBody: Buffer.alloc(0),
+        truncated: false,
+        durationMs: Math.round(performance.now() - started),
+      });
+      let target: ResolvedTarget | "timeout";
       try {
-        target = await options.targets.resolve(url.hostname);
+        // Resolving the name counts toward the attempt's deadline.
+        let timer: NodeJS.Timeout | undefined;
+        target = await Promise.race([
+          options.targets.resolve(url.hostname),
+          new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), options.timeoutMs))),
+        ]).finally(() => clearTimeout(timer));
       } catch (error) {
         if (!(error instanceof TargetNotAllowedError)) throw error;
         logger.warn(
           { deliveryId: delivery.id, endpointId: delivery.endpointId, refusal: error.refusal },
           "the endpoint's host resolves to an address deliveries may not reach",
         );
-        return {
-          result: { kind: "target_not_allowed" },
-          responseBody: Buffer.alloc(0),
-          truncated: false,
-          durationMs: Math.round(performance.now() - started),
-        };
+        return failed({ kind: "target_not_allowed" });
       }
+      const remainingMs = options.timeoutMs - (performance.now() - started);
+      if (target === "timeout" || remainingMs <= 0) return failed({ kind: "timeout" });
       const body = Buffer.from(delivery.payload, "utf8");
       const signature = signDelivery(secrets, body, new Date());
-      return await options.sender.send({
+      const response = await options.sender.send({
         url,
         target,
         body,
-        timeoutMs: options.timeoutMs,
+        timeoutMs: remainingMs,
         headers: {
           "content-type": "application/json",
           "user-agent": userAgent,
@@ -124,6 +132,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
           "service-delivery-id": delivery.id,
         },
       });
+      return { ...response, durationMs: Math.round(performance.now() - started) };
     } finally {
       clearInterval(heartbeat);
     }
