@@ -52,7 +52,7 @@ async function stopNats(child: ChildProcess | undefined, signal: NodeJS.Signals)
   await exited;
 }
 
-describe("a NATS restart under the webhooks process", () => {
+describe("NATS restarts and crashes under the webhooks process", () => {
   let certs: TestCertificates;
   let hooks: TestReceiver;
   let storeDir: string;
@@ -100,5 +100,23 @@ describe("a NATS restart under the webhooks process", () => {
     );
     expect(await service.db("outbox").count<{ count: string }[]>()).toEqual([{ count: "0" }]);
     expect(service.process.logs.some((line) => line.natsStatus === "reconnect")).toBe(true);
+  }, 90_000);
+  it("delivers an event accepted while NATS was down even when the process is killed (-9) before it could publish", async () => {
+    await service.seedEndpoint({ tenantId: "crash", url: hooks.url, eventTypes: ["capability.*"] });
+    await stopNats(nats, "SIGKILL");
+    const accepted = await service.publish({ tenantId: "crash", type: "capability.suspended", dataJson: '{"n":4}' });
+    expect(await service.db("outbox").pluck("event_id")).toEqual([accepted.eventId]);
+
+    // The process dies with the event only in its outbox; a new one starts while NATS comes back.
+    const restarting = service.restart("SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    nats = await startNats(port, storeDir);
+    await restarting;
+    await eventually(
+      "the event delivered by the new process",
+      () => hooks.requests.some((r) => r.headers["service-event-id"] === accepted.eventId),
+      60_000,
+    );
+    expect(await service.db("outbox").count<{ count: string }[]>()).toEqual([{ count: "0" }]);
   }, 90_000);
 });

@@ -20,13 +20,16 @@ import { deleteStreams, streamNames, type StreamNames } from "../src/events/stre
 const entry = join(import.meta.dirname, "..", "dist", "src", "main.js");
 
 export interface WebhooksUnderTest {
-  process: ServiceProcess;
+  /** The current process (a restart replaces it). */
+  readonly process: ServiceProcess;
   db: Knex;
   nc: NatsConnection;
   names: StreamNames;
   ring: SecretKeyRing;
   publish(request: Partial<PublishEventRequest> & { tenantId: string; type: string }): Promise<PublishEventResponse>;
   seedEndpoint(endpoint: SeedEndpoint): Promise<SeededEndpoint>;
+  /** Stops the process with `signal` (SIGKILL: a crash) and starts a new one on the same database and namespace. */
+  restart(signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,7 +73,7 @@ export async function startWebhooks(options: {
     await nc.close();
     await scratch.drop();
   };
-  try {
+  const launch = async () => {
     proc = await startServiceProcess({
       name: "webhooks",
       entry,
@@ -90,27 +93,36 @@ export async function startWebhooks(options: {
       },
       timeoutMs: 60_000,
     });
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
+    client?.close();
     client = new EventServiceClient(`127.0.0.1:${proc.listening.grpcPort as number}`, credentials.createInsecure());
+  };
+  try {
+    await launch();
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
   } catch (error) {
     await stop();
     throw error;
   }
-  const grpc = client;
   const knex = db;
   return {
-    process: proc,
+    get process() {
+      return proc!;
+    },
     db: knex,
     nc,
     names,
     ring,
     publish: (request) =>
       new Promise((resolve, reject) =>
-        grpc.publishEvent(
+        client!.publishEvent(
           { dataJson: "{}", eventId: "", occurredAt: "", ...request },
           (error: Error | null, response?: PublishEventResponse) => (error ? reject(error) : resolve(response!)),
         ),
       ),
+    async restart(signal = "SIGTERM") {
+      await proc?.stop(signal);
+      await launch();
+    },
     async seedEndpoint(endpoint) {
       const id = newEndpointId();
       const secret = generateSigningSecret();
