@@ -1,5 +1,6 @@
 import type { Migration } from "@platform/service-kit/postgres";
 import * as createWebhooks from "./20261122100000_create_webhooks.js";
+import * as createOutbox from "./20261122110000_create_outbox.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
-export const migrations: Migration[] = [createWebhooks];
+export const migrations: Migration[] = [createWebhooks, createOutbox];

@@ -1,20 +1,32 @@
 /**
- * The webhooks service. TEMPORARY wiring (helper A): serves webhooks.v1.WebhookService so the
- * gateway's end-to-end tests can run; the pipeline's main.ts (helper B) replaces this file and
- * registers the service the same way, with the JetStream DeliveryQueue.
+ * The webhooks service: wiring only. Postgres (schema "webhooks"), NATS JetStream (streams and
+ * durable consumers declared at start), the outbox relay, the gRPC services, the fan-out of
+ * platform events into deliveries, the delivery worker, the sweeper, the janitor and /metrics.
  */
-import { WebhookServiceService } from "@platform/proto/webhooks/v1";
+import { EventServiceService, WebhookServiceService } from "@platform/proto/webhooks/v1";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { connectNats } from "@platform/service-kit/nats";
+import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
+import { createAttemptStore } from "./delivery/attempt-store.js";
+import { startDeliveryWorker } from "./delivery/delivery-worker.js";
+import { createHttpsSender } from "./delivery/https-sender.js";
+import { startJanitor } from "./delivery/janitor.js";
+import { createPipelineMetrics } from "./delivery/pipeline-metrics.js";
+import { startSweeper } from "./delivery/sweeper.js";
 import { createTargetResolver } from "./delivery/target-resolver.js";
-import type { DeliveryQueue } from "./events/delivery-jobs.js";
+import { createJetStreamDeliveryQueue } from "./events/delivery-queue.js";
+import { startFanout } from "./events/fanout.js";
+import { declareStreams, streamNames } from "./events/streams.js";
+import { createEventService } from "./grpc/event-service.js";
 import { createWebhookService } from "./grpc/webhook-service.js";
+import { resealEndpointSecrets } from "./db/secret-reseal.js";
 
 const bootLogger = createLogger("webhooks", "info");
 
@@ -22,6 +34,7 @@ async function main() {
   const config = loadWebhooksConfig(process.env);
   const logger = createLogger("webhooks", config.LOG_LEVEL);
   announceConfiguration(logger, config);
+  const keyRing = config.SECRETS_KEY;
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: WEBHOOKS_SCHEMA,
@@ -30,14 +43,38 @@ async function main() {
     migrations,
     logger,
   });
-  // TEMPORARY: no JetStream queue yet; due deliveries are only logged (the sweeper will find them).
-  const queue: DeliveryQueue = {
-    enqueue(jobs) {
-      logger.info({ jobs: jobs.length }, "delivery jobs (temporary queue: not enqueued)");
-      return Promise.resolve();
-    },
+
+  const names = streamNames(config.NATS_NAMESPACE);
+  const redeclare = async () => {
+    try {
+      await declareStreams(await nc.jetstreamManager(), names);
+    } catch (error) {
+      logger.warn({ err: error }, "declaring the streams after a reconnect failed; the next reconnect tries again");
+    }
   };
+  const nc = await connectNats({
+    servers: config.NATS_URL,
+    name: "webhooks",
+    logger,
+    // A server that lost its store gets the streams back; the sweeper re-enqueues lost jobs.
+    onReconnect: () => void redeclare(),
+  });
+  await declareStreams(await nc.jetstreamManager(), names);
+  const js = nc.jetstream();
+
   const registry = createMetricsRegistry("webhooks");
+  const pipelineMetrics = createPipelineMetrics(registry);
+  const relay = startOutboxRelay({
+    db,
+    js,
+    logger: logger.child({ component: "outbox-relay" }),
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
+    registry,
+    metricPrefix: "webhooks",
+  });
+  const queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });
+  const targets = createTargetResolver({ allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
+
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
@@ -45,14 +82,22 @@ async function main() {
     instrumentation,
     services: [
       {
+        definition: EventServiceService,
+        implementation: instrumentService(
+          EventServiceService,
+          createEventService({ db, namespace: names.namespace, kickRelay: () => relay.kick() }),
+          instrumentation,
+        ),
+      },
+      {
         definition: WebhookServiceService,
         implementation: instrumentService(
           WebhookServiceService,
           createWebhookService({
             db,
-            keyRing: config.SECRETS_KEY,
+            keyRing,
             queue,
-            targets: createTargetResolver({ allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS }),
+            targets,
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
             retentionMs: config.WEBHOOKS_RETENTION,
           }),
@@ -61,13 +106,61 @@ async function main() {
       },
     ],
   });
-  const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
+
+  const fanout = startFanout({
+    db,
+    js,
+    names,
+    queue,
+    logger: logger.child({ component: "fanout" }),
+    metrics: pipelineMetrics,
+  });
+  const sender = createHttpsSender({ socketsPerOrigin: config.WEBHOOKS_ENDPOINT_CONCURRENCY });
+  const worker = startDeliveryWorker({
+    js,
+    names,
+    store: createAttemptStore(db),
+    keyRing,
+    targets,
+    sender,
+    metrics: pipelineMetrics,
+    logger: logger.child({ component: "delivery" }),
+    retryDelaysMs: config.WEBHOOKS_RETRY_DELAYS,
+    timeoutMs: config.WEBHOOKS_DELIVERY_TIMEOUT,
+    concurrency: config.WEBHOOKS_CONCURRENCY,
+    endpointConcurrency: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
+  });
+  const sweeper = startSweeper({
+    db,
+    queue,
+    logger: logger.child({ component: "sweeper" }),
+    intervalMs: config.WEBHOOKS_SWEEP_INTERVAL,
+    overdueMs: config.WEBHOOKS_SWEEP_OVERDUE,
+  });
+  const janitor = startJanitor({
+    db,
+    logger: logger.child({ component: "janitor" }),
+    intervalMs: config.WEBHOOKS_JANITOR_INTERVAL,
+    retentionMs: config.WEBHOOKS_RETENTION,
+    batchSize: config.WEBHOOKS_JANITOR_BATCH,
+  });
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
+  // SECRETS_KEY rotation, step 2: secrets still sealed under a retired key move to the active one.
+  void resealEndpointSecrets(db, keyRing, { logger }).catch((error: unknown) =>
+    logger.warn({ err: error }, "resealing signing secrets failed; the next start tries again"),
+  );
+  const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
+
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
+    // No new publishes; then no new jobs: attempts in flight finish within the grace.
     purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
+    await Promise.all([fanout.stop(), worker.stop(config.SHUTDOWN_GRACE), sweeper.stop(), janitor.stop()]);
+    await relay.stop();
+    await nc.drain();
     await metrics.close();
+    sender.close();
     await db.destroy();
   });
 }

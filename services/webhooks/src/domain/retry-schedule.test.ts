@@ -10,6 +10,7 @@ import {
   newDelivery,
   parseRetryDelays,
   recordAttempt,
+  recordClaimedAttempt,
   redrive,
   redriveWindowMs,
   RedriveWindowClosedError,
@@ -228,5 +229,32 @@ describe("any sequence of outcomes (property)", () => {
         }
       }),
     );
+  });
+});
+
+describe("recordClaimedAttempt", () => {
+  const options = { now: t0, delaysMs, endpointPaused: false };
+  it("is recordAttempt for a pending or awaiting_retry delivery", () => {
+    for (const status of ["pending", "awaiting_retry"] as const) {
+      expect(recordClaimedAttempt(state(status, 2), fail, options)).toEqual(
+        recordAttempt(state(status, 2), fail, options),
+      );
+    }
+  });
+  it("counts an attempt on a delivery held meanwhile: success ends it, failure keeps it held, the 8th dead-letters", () => {
+    expect(recordClaimedAttempt(state("held", 2), succeed, options)?.state.status).toBe("succeeded");
+    expect(recordClaimedAttempt(state("held", 2), fail, options)).toEqual({
+      state: { ...state("held", 3), nextAttemptAt: null },
+      pauseEndpoint: false,
+    });
+    expect(recordClaimedAttempt(state("held", maxAttempts - 1), fail, options)).toMatchObject({
+      state: { status: "dead_lettered", attempts: maxAttempts },
+      pauseEndpoint: true,
+    });
+  });
+  it("changes nothing on a delivery that reached a final status", () => {
+    for (const status of ["succeeded", "dead_lettered"] as const) {
+      expect(recordClaimedAttempt(state(status, 1), succeed, options)).toBeUndefined();
+    }
   });
 });

@@ -163,6 +163,24 @@ export function recordAttempt(
   };
 }
 
+/**
+ * The outcome of an attempt made under a claim (the worker held the delivery while it sent). If
+ * the endpoint was paused meanwhile and the delivery held, the attempt still counts: a success
+ * ends it, a failure keeps it held (or dead-letters it on the 8th). Undefined when the delivery
+ * reached a final status in between (nothing to change but the record of the attempt).
+ */
+export function recordClaimedAttempt(
+  state: DeliveryState,
+  verdict: AttemptVerdict,
+  options: { now: Date; delaysMs: readonly number[]; endpointPaused: boolean },
+): Transition | undefined {
+  if (state.status === "held") {
+    return recordAttempt({ ...state, status: "awaiting_retry" }, verdict, { ...options, endpointPaused: true });
+  }
+  if (state.status !== "pending" && state.status !== "awaiting_retry") return undefined;
+  return recordAttempt(state, verdict, options);
+}
+
 /** The endpoint is paused: a delivery waiting for its (next) attempt is held instead. */
 export function hold(state: DeliveryState): DeliveryState {
   if (state.status === "held") return state;

@@ -11,6 +11,11 @@
 export interface DeliveryJob {
   deliveryId: string;
   generation: number;
+  /**
+   * The delivery's endpoint, when the caller has it at hand: jobs travel on a per-endpoint
+   * subject, and the JetStream queue looks the endpoint up when it is not given.
+   */
+  endpointId?: string;
 }
 
 /** Where due deliveries are announced: JetStream in the service, awaited until stored. */

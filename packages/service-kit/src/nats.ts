@@ -1,0 +1,103 @@
+/**
+ * The NATS connection every service opens, and idempotent declarations of the JetStream streams
+ * and durable pull consumers it uses (add, or update when it exists), run at every start.
+ */
+import { connect, type ConsumerConfig, type JetStreamManager, type NatsConnection, type StreamConfig } from "nats";
+import type { Logger } from "pino";
+
+export { nanos } from "nats";
+
+/**
+ * Connects and keeps reconnecting forever (every 500 ms) when the server goes away; every status
+ * change (disconnect, reconnect, errors) is logged. The first connection is retried for up to
+ * `connectTimeoutMs` so a service may start before NATS.
+ */
+export async function connectNats(options: {
+  servers: string;
+  name: string;
+  logger: Logger;
+  connectTimeoutMs?: number;
+  /**
+   * Called after every reconnect: a server that lost its state (a fresh store) needs the
+   * streams and consumers declared again.
+   */
+  onReconnect?: () => void;
+}): Promise<NatsConnection> {
+  const deadline = Date.now() + (options.connectTimeoutMs ?? 30_000);
+  let connection: NatsConnection | undefined;
+  for (let attempt = 0; connection === undefined; attempt++) {
+    try {
+      connection = await connect({
+        servers: options.servers.split(",").map((server) => server.trim()),
+        name: options.name,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+      });
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      options.logger.warn({ err: error, attempt }, "NATS is not reachable yet; retrying");
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+    }
+  }
+  const nc = connection;
+  void (async () => {
+    for await (const status of nc.status()) {
+      const data = typeof status.data === "object" ? JSON.stringify(status.data) : String(status.data);
+      const type: string = status.type;
+      if (type === "error" || type === "disconnect") {
+        options.logger.warn({ natsStatus: type, data }, "NATS connection status");
+      } else if (type === "reconnecting" || type === "pingTimer") {
+        // Every reconnectTimeWait while the server is away: the disconnect line said it.
+        options.logger.debug({ natsStatus: type, data }, "NATS connection status");
+      } else {
+        options.logger.info({ natsStatus: type, data }, "NATS connection status");
+      }
+      if (type === "reconnect") options.onReconnect?.();
+    }
+  })();
+  void nc.closed().then((error) => {
+    if (error) options.logger.error({ err: error }, "NATS connection closed with an error");
+  });
+  return nc;
+}
+
+function isNotFound(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === "404" || (typeof message === "string" && /not found/i.test(message));
+}
+
+/** Creates the stream, or brings an existing one to `config` (fields JetStream lets change). */
+export async function ensureStream(
+  jsm: JetStreamManager,
+  config: Partial<StreamConfig> & { name: string },
+): Promise<void> {
+  try {
+    await jsm.streams.info(config.name);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    try {
+      await jsm.streams.add(config);
+      return;
+    } catch (addError) {
+      // Another replica created it meanwhile: fall through to the update.
+      if (!/already in use/i.test((addError as Error).message)) throw addError;
+    }
+  }
+  await jsm.streams.update(config.name, config);
+}
+
+/** Creates the durable pull consumer, or updates an existing one to `config`. */
+export async function ensureDurableConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  config: Partial<ConsumerConfig> & { durable_name: string },
+): Promise<void> {
+  try {
+    await jsm.consumers.info(stream, config.durable_name);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    await jsm.consumers.add(stream, config);
+    return;
+  }
+  await jsm.consumers.update(stream, config.durable_name, config);
+}

@@ -1,0 +1,187 @@
+/**
+ * The transactional outbox: a service that announces a change writes the event into its own
+ * `outbox` table in the same transaction as the change, and a relay publishes what is there to
+ * JetStream (Nats-Msg-Id = event id) and deletes it once the stream has stored it. No dual writes.
+ *
+ * A crash after a publish and before the delete publishes the event again: the stream's duplicate
+ * window drops the copy, and consumers are idempotent on the event id for anything later.
+ */
+import type { Knex } from "knex";
+import type { JetStreamClient } from "nats";
+import type { Logger } from "pino";
+import { Counter, Gauge, type Registry } from "prom-client";
+
+export const outboxTable = "outbox";
+
+/** For a migration: the outbox table in the service's schema. */
+export async function createOutboxTable(db: Knex): Promise<void> {
+  await db.schema.createTable(outboxTable, (table) => {
+    table.bigIncrements("seq").primary();
+    table.text("event_id").notNullable().unique();
+    table.text("subject").notNullable();
+    table.binary("payload").notNullable();
+    table.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
+  });
+}
+
+export async function dropOutboxTable(db: Knex): Promise<void> {
+  await db.schema.dropTable(outboxTable);
+}
+
+export interface OutboxEntry {
+  /** Becomes the Nats-Msg-Id: the stream drops a second message with the same id. */
+  eventId: string;
+  subject: string;
+  payload: Uint8Array;
+}
+
+/**
+ * Appends an event inside the caller's transaction. Returns false when an entry with this event
+ * id is already waiting (nothing is written then).
+ */
+export async function appendToOutbox(trx: Knex | Knex.Transaction, entry: OutboxEntry): Promise<boolean> {
+  const inserted = await trx(outboxTable)
+    .insert({ event_id: entry.eventId, subject: entry.subject, payload: Buffer.from(entry.payload) })
+    .onConflict("event_id")
+    .ignore()
+    .returning("seq");
+  return inserted.length > 0;
+}
+
+export interface OutboxRelay {
+  /** Publishes what is waiting now rather than at the next poll (call after a commit). */
+  kick(): void;
+  /** Stops after the pass in progress. */
+  stop(): Promise<void>;
+}
+
+export interface OutboxRelayOptions {
+  db: Knex;
+  js: JetStreamClient;
+  logger: Logger;
+  /** How often the outbox is looked at when nothing kicked the relay. */
+  pollIntervalMs: number;
+  /** Rows per transaction. */
+  batchSize?: number;
+  /** Metrics `<prefix>_outbox_lag_seconds` and `<prefix>_outbox_published_total`. */
+  registry?: Registry;
+  metricPrefix?: string;
+  /** How long one publish may wait for the stream's acknowledgement. */
+  publishTimeoutMs?: number;
+}
+
+interface OutboxRow {
+  seq: string;
+  event_id: string;
+  subject: string;
+  payload: Buffer;
+}
+
+/**
+ * Starts the relay loop: in one transaction, lock the oldest rows (`for update skip locked`, so
+ * several replicas share the work), publish them all and await every PubAck, delete them, commit.
+ * Errors (NATS or Postgres unreachable) are logged and retried forever with a growing pause.
+ */
+export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const batchSize = options.batchSize ?? 100;
+  const publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+  const prefix = options.metricPrefix ?? "service";
+  let published: Counter | undefined;
+  if (options.registry) {
+    published = new Counter({
+      name: `${prefix}_outbox_published_total`,
+      help: "Events the outbox relay published to JetStream.",
+      registers: [options.registry],
+    });
+    new Gauge({
+      name: `${prefix}_outbox_lag_seconds`,
+      help: "Age of the oldest event waiting in the outbox (0 when empty).",
+      registers: [options.registry],
+      async collect() {
+        try {
+          const result = await options.db.raw<{ rows: { lag: number | string | null }[] }>(
+            `select extract(epoch from now() - min(created_at)) as lag from ${outboxTable}`,
+          );
+          this.set(Number(result.rows[0]?.lag ?? 0));
+        } catch {
+          // The database is away: keep the last value; the relay logs the outage.
+        }
+      },
+    });
+  }
+
+  let running = true;
+  let wake: (() => void) | undefined;
+  let kicked = false;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (kicked || !running) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+
+  async function pass(): Promise<number> {
+    return options.db.transaction(async (trx) => {
+      const rows = (
+        await trx.raw<{ rows: OutboxRow[] }>(
+          `select seq, event_id, subject, payload from ${outboxTable} order by seq limit ? for update skip locked`,
+          [batchSize],
+        )
+      ).rows;
+      if (rows.length === 0) return 0;
+      await Promise.all(
+        rows.map((row) =>
+          options.js.publish(row.subject, row.payload, { msgID: row.event_id, timeout: publishTimeoutMs }),
+        ),
+      );
+      await trx(outboxTable)
+        .whereIn(
+          "seq",
+          rows.map((row) => row.seq),
+        )
+        .delete();
+      return rows.length;
+    });
+  }
+
+  const loop = (async () => {
+    let failures = 0;
+    while (running) {
+      kicked = false;
+      try {
+        const count = await pass();
+        if (count > 0) published?.inc(count);
+        if (failures > 0) options.logger.info({ failures }, "outbox relay recovered");
+        failures = 0;
+        if (count === batchSize) continue; // more may be waiting
+        await sleep(options.pollIntervalMs);
+      } catch (error) {
+        failures += 1;
+        const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+        options.logger.warn({ err: error, failures, pauseMs }, "outbox relay failed; retrying");
+        kicked = false;
+        await sleep(pauseMs);
+      }
+    }
+  })();
+
+  return {
+    kick() {
+      kicked = true;
+      wake?.();
+    },
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import { randomBytes } from "node:crypto";
+import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { connect, StorageType, type JetStreamManager, type NatsConnection } from "nats";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../src/logger.js";
+import { ensureDurableConsumer, ensureStream, nanos } from "../src/nats.js";
+import { appendToOutbox, createOutboxTable, startOutboxRelay, type OutboxRelay } from "../src/outbox.js";
+import { createDatabase, type Knex } from "../src/postgres.js";
+
+const SCHEMA = "outbox_test";
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("the outbox and its relay (real Postgres and NATS)", () => {
+  let scratch: ScratchDatabase;
+  let db: Knex;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  let relay: OutboxRelay | undefined;
+  const ns = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
+  const stream = `${ns}KIT`;
+  const lateStream = `${ns}KIT_LATE`;
+  const registry = new Registry();
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase("outbox");
+    db = createDatabase({ url: scratch.url, schema: SCHEMA, poolMax: 4 });
+    await db.raw("create schema ??", [SCHEMA]);
+    await createOutboxTable(db);
+    nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    jsm = await nc.jetstreamManager();
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    for (const name of [stream, lateStream]) await jsm?.streams.delete(name).catch(() => undefined);
+    await nc?.close();
+    await db?.destroy();
+    await scratch?.drop();
+  });
+
+  it("declares streams and durable consumers idempotently, updating what changed", async () => {
+    const config = {
+      name: stream,
+      subjects: [`${ns}kit.>`],
+      storage: StorageType.File,
+      duplicate_window: nanos(120_000),
+    };
+    await ensureStream(jsm, { ...config, max_age: nanos(3_600_000) });
+    await ensureStream(jsm, { ...config, max_age: nanos(7_200_000) });
+    expect((await jsm.streams.info(stream)).config.max_age).toBe(nanos(7_200_000));
+    await ensureDurableConsumer(jsm, stream, { durable_name: "reader", ack_wait: nanos(10_000) });
+    await ensureDurableConsumer(jsm, stream, { durable_name: "reader", ack_wait: nanos(20_000) });
+    expect((await jsm.consumers.info(stream, "reader")).config.ack_wait).toBe(nanos(20_000));
+  });
+
+  it("appends only with the transaction, once per event id", async () => {
+    await db
+      .transaction(async (trx) => {
+        expect(await appendToOutbox(trx, { eventId: "e0", subject: `${ns}kit.a`, payload: Buffer.from("x") })).toBe(
+          true,
+        );
+        throw new Error("roll back");
+      })
+      .catch(() => undefined);
+    expect(await db("outbox").count<{ count: string }[]>()).toEqual([{ count: "0" }]);
+    await db.transaction(async (trx) => {
+      expect(await appendToOutbox(trx, { eventId: "e1", subject: `${ns}kit.a`, payload: Buffer.from("one") })).toBe(
+        true,
+      );
+      expect(await appendToOutbox(trx, { eventId: "e1", subject: `${ns}kit.a`, payload: Buffer.from("again") })).toBe(
+        false,
+      );
+    });
+  });
+
+  it("publishes with the event id as Nats-Msg-Id when kicked, deletes what the stream stored", async () => {
+    await db.transaction((trx) =>
+      appendToOutbox(trx, { eventId: "e2", subject: `${ns}kit.b`, payload: Buffer.from("two") }),
+    );
+    relay = startOutboxRelay({
+      db,
+      js: nc.jetstream(),
+      logger: createLogger("test", "silent"),
+      pollIntervalMs: 60_000,
+      registry,
+      metricPrefix: "kit",
+    });
+    relay.kick();
+    await eventually(
+      "the outbox drained",
+      async () => Number((await db("outbox").count<{ count: string }[]>())[0]!.count) === 0,
+    );
+    const first = await jsm.streams.getMessage(stream, { seq: 1 });
+    const second = await jsm.streams.getMessage(stream, { seq: 2 });
+    expect([first.header.get("Nats-Msg-Id"), Buffer.from(first.data).toString()]).toEqual(["e1", "one"]);
+    expect([second.header.get("Nats-Msg-Id"), Buffer.from(second.data).toString()]).toEqual(["e2", "two"]);
+
+    // A republish of the same event (a crash between publish and delete) is dropped by the stream.
+    await db.transaction((trx) =>
+      appendToOutbox(trx, { eventId: "e2", subject: `${ns}kit.b`, payload: Buffer.from("two") }),
+    );
+    relay.kick();
+    await eventually(
+      "the outbox drained again",
+      async () => Number((await db("outbox").count<{ count: string }[]>())[0]!.count) === 0,
+    );
+    expect((await jsm.streams.info(stream)).state.messages).toBe(2);
+    const metrics = await registry.metrics();
+    expect(metrics).toMatch(/^kit_outbox_published_total 3$/m);
+    expect(metrics).toMatch(/^kit_outbox_lag_seconds 0$/m);
+  });
+
+  it("keeps what it cannot publish and retries until the stream accepts it", async () => {
+    await db.transaction((trx) =>
+      appendToOutbox(trx, { eventId: "late", subject: `${ns}late.x`, payload: Buffer.from("late") }),
+    );
+    relay!.kick();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await db("outbox").pluck("event_id")).toEqual(["late"]);
+    expect(Number(/^kit_outbox_lag_seconds (\S+)$/m.exec(await registry.metrics())![1])).toBeGreaterThan(0.5);
+    await jsm.streams.add({ name: lateStream, subjects: [`${ns}late.>`], storage: StorageType.File });
+    await eventually("the late event published", async () => (await db("outbox").pluck("event_id")).length === 0);
+    expect((await jsm.streams.info(lateStream)).state.messages).toBe(1);
+  });
+});

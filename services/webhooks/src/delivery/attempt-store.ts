@@ -1,0 +1,262 @@
+/**
+ * What the delivery worker reads and writes in Postgres: claiming a delivery for one attempt (a
+ * lease), giving the claim back, holding or dead-lettering a delivery whose endpoint is paused or
+ * deleted, and recording an attempt together with the delivery's new state in one transaction.
+ */
+import type { Knex } from "@platform/service-kit/postgres";
+import type { DeliveryJob } from "../events/delivery-jobs.js";
+import {
+  hold,
+  recordClaimedAttempt,
+  type DeliveryState,
+  type DeliveryStatus,
+  type Transition,
+} from "../domain/retry-schedule.js";
+
+/** The reason recorded on an endpoint that a dead-letter paused. */
+export const deadLetterAttentionReason = "webhook.endpoint_dead_lettered";
+/** The last_error of a delivery whose endpoint was deleted before it could be attempted. */
+export const endpointDeletedError = "endpoint_deleted";
+
+export interface ClaimedDelivery {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  payload: string;
+  generation: number;
+  /** Milliseconds until next_attempt_at (negative or zero: due). */
+  dueInMs: number;
+  url: string;
+  paused: boolean;
+  deleted: boolean;
+  secretSealed: string;
+  previousSecretSealed: string | null;
+  previousSecretExpiresAt: Date | null;
+  /** The database's clock at the claim. */
+  now: Date;
+}
+
+export type ClaimResult =
+  | { kind: "claimed"; delivery: ClaimedDelivery }
+  /** Gone, another generation, or a final status: the job has nothing to do. */
+  | { kind: "stale" }
+  /** Another worker holds it right now. */
+  | { kind: "leased" };
+
+interface ClaimRow {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  payload: string;
+  generation: number;
+  due_in_ms: string | number | null;
+  url: string;
+  paused: boolean;
+  deleted: boolean;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+  now: Date;
+}
+
+interface LockedRow {
+  status: DeliveryStatus;
+  attempts: number;
+  attempts_total: number;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  generation: number;
+}
+
+export interface AttemptRecord {
+  attemptedAt: Date;
+  durationMs: number;
+  succeeded: boolean;
+  statusCode: number | null;
+  /** The failure reason (null on success). */
+  error: string | null;
+  responseBody: Buffer;
+  responseBodyTruncated: boolean;
+}
+
+export interface RecordedAttempt {
+  number: number;
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  deadLettered: boolean;
+}
+
+export interface AttemptStore {
+  claim(job: DeliveryJob, leaseMs: number): Promise<ClaimResult>;
+  /** Gives a claimed delivery back untouched (an early job, a secret that cannot be opened). */
+  release(deliveryId: string): Promise<void>;
+  /** The endpoint is paused: the claimed delivery waits, held, until it is resumed. */
+  holdClaimed(deliveryId: string): Promise<void>;
+  /** The endpoint is gone: the claimed delivery ends dead-lettered, without an attempt. */
+  abandonClaimed(deliveryId: string): Promise<void>;
+  /** One transaction: the attempt row, the delivery's new state, and a dead-letter's pause. */
+  recordAttempt(deliveryId: string, attempt: AttemptRecord, delaysMs: readonly number[]): Promise<RecordedAttempt>;
+}
+
+export function createAttemptStore(db: Knex): AttemptStore {
+  return {
+    async claim(job, leaseMs) {
+      const claimed = await db.raw<{ rows: ClaimRow[] }>(
+        `update deliveries d
+            set leased_until = now() + make_interval(secs => ?::double precision / 1000)
+           from endpoints e
+          where d.id = ? and d.generation = ? and e.id = d.endpoint_id
+            and d.status in ('pending', 'awaiting_retry')
+            and (d.leased_until is null or d.leased_until < now())
+      returning d.id, d.event_id, d.endpoint_id, d.payload, d.generation,
+                extract(epoch from (d.next_attempt_at - now())) * 1000 as due_in_ms,
+                e.url, e.paused, e.deleted_at is not null as deleted,
+                e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now`,
+        [leaseMs, job.deliveryId, job.generation],
+      );
+      const row = claimed.rows[0];
+      if (row) {
+        return {
+          kind: "claimed",
+          delivery: {
+            id: row.id,
+            eventId: row.event_id,
+            endpointId: row.endpoint_id,
+            payload: row.payload,
+            generation: row.generation,
+            dueInMs: row.due_in_ms === null ? 0 : Number(row.due_in_ms),
+            url: row.url,
+            paused: row.paused,
+            deleted: row.deleted,
+            secretSealed: row.secret_sealed,
+            previousSecretSealed: row.previous_secret_sealed,
+            previousSecretExpiresAt: row.previous_secret_expires_at,
+            now: row.now,
+          },
+        };
+      }
+      const current = await db("deliveries")
+        .where({ id: job.deliveryId })
+        .first<{ generation: number; status: DeliveryStatus; leased: boolean } | undefined>(
+          "generation",
+          "status",
+          db.raw("coalesce(leased_until > now(), false) as leased"),
+        );
+      if (
+        current &&
+        current.generation === job.generation &&
+        (current.status === "pending" || current.status === "awaiting_retry") &&
+        current.leased
+      ) {
+        return { kind: "leased" };
+      }
+      return { kind: "stale" };
+    },
+
+    async release(deliveryId) {
+      await db("deliveries").where({ id: deliveryId }).update({ leased_until: null });
+    },
+
+    async holdClaimed(deliveryId) {
+      await db.transaction(async (trx) => {
+        const row = await trx("deliveries").where({ id: deliveryId }).forUpdate().first<LockedRow | undefined>("*");
+        if (!row) return;
+        if (row.status !== "pending" && row.status !== "awaiting_retry" && row.status !== "held") {
+          await trx("deliveries").where({ id: deliveryId }).update({ leased_until: null });
+          return;
+        }
+        const held = hold(stateOf(row));
+        await trx("deliveries").where({ id: deliveryId }).update({
+          status: held.status,
+          next_attempt_at: held.nextAttemptAt,
+          leased_until: null,
+          updated_at: trx.fn.now(),
+        });
+      });
+    },
+
+    async abandonClaimed(deliveryId) {
+      await db("deliveries").where({ id: deliveryId }).whereIn("status", ["pending", "awaiting_retry", "held"]).update({
+        status: "dead_lettered",
+        next_attempt_at: null,
+        leased_until: null,
+        last_error: endpointDeletedError,
+        updated_at: db.fn.now(),
+      });
+    },
+
+    async recordAttempt(deliveryId, attempt, delaysMs) {
+      return db.transaction(async (trx) => {
+        const row = await trx("deliveries")
+          .where({ id: deliveryId })
+          .forUpdate()
+          .first<(LockedRow & { endpoint_id: string }) | undefined>("*");
+        if (!row) throw new Error(`delivery ${deliveryId} disappeared during its attempt`);
+        const endpoint = await trx("endpoints")
+          .where({ id: row.endpoint_id })
+          .first<{ paused: boolean } | undefined>("paused");
+        const number = row.attempts_total + 1;
+        await trx("attempts").insert({
+          delivery_id: deliveryId,
+          endpoint_id: row.endpoint_id,
+          number,
+          attempted_at: attempt.attemptedAt,
+          duration_ms: attempt.durationMs,
+          succeeded: attempt.succeeded,
+          status_code: attempt.statusCode,
+          error: attempt.error,
+          response_body: attempt.responseBody.length > 0 ? attempt.responseBody : null,
+          response_body_truncated: attempt.responseBodyTruncated,
+        });
+        const transition: Transition | undefined = recordClaimedAttempt(
+          stateOf(row),
+          { ok: attempt.succeeded },
+          {
+            // The wait before the next attempt counts from the end of this one.
+            now: new Date(attempt.attemptedAt.getTime() + attempt.durationMs),
+            delaysMs,
+            endpointPaused: endpoint?.paused ?? false,
+          },
+        );
+        const next = transition?.state ?? stateOf(row);
+        await trx("deliveries")
+          .where({ id: deliveryId })
+          .update({
+            status: next.status,
+            attempts: transition ? next.attempts : row.attempts,
+            attempts_total: number,
+            next_attempt_at: next.nextAttemptAt,
+            leased_until: null,
+            last_status_code: attempt.statusCode,
+            last_error: attempt.error,
+            updated_at: trx.fn.now(),
+          });
+        if (transition?.pauseEndpoint) {
+          await trx("endpoints")
+            .where({ id: row.endpoint_id })
+            .update({
+              paused: true,
+              attention_reason: deadLetterAttentionReason,
+              version: trx.raw("version + 1"),
+              updated_at: trx.fn.now(),
+            });
+        }
+        return {
+          number,
+          status: next.status,
+          nextAttemptAt: next.nextAttemptAt,
+          deadLettered: transition?.pauseEndpoint ?? false,
+        };
+      });
+    },
+  };
+}
+
+function stateOf(row: LockedRow): DeliveryState {
+  return {
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,290 @@
+/**
+ * The delivery worker: takes delivery jobs from the durable pull consumer `webhooks-delivery`,
+ * claims the delivery in Postgres, signs it at send time, POSTs it, records the attempt and the
+ * delivery's new state in one transaction, and only then acks the job, or naks it with the delay
+ * until the next attempt (a retry waits as a delayed redelivery of its job).
+ *
+ * It fetches only as many jobs as it has free slots (WEBHOOKS_CONCURRENCY), so no job waits in a
+ * client buffer past its ack wait; a job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
+ * is nak'ed with a short delay.
+ */
+import type { Logger } from "@platform/service-kit/logger";
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import { classifyAttempt, type AttemptOutcome, type AttemptResult } from "../domain/attempt-outcome.js";
+import { openSecret, type SecretKeyRing } from "../domain/secret-box.js";
+import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecrets } from "../domain/signature.js";
+import { decodeDeliveryJob } from "../events/delivery-queue.js";
+import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
+import type { AttemptStore, ClaimedDelivery } from "./attempt-store.js";
+import type { DeliveryResponse, HttpsSender } from "./https-sender.js";
+import type { PipelineMetrics } from "./pipeline-metrics.js";
+import { TargetNotAllowedError, type ResolvedTarget, type TargetResolver } from "./target-resolver.js";
+
+export const userAgent = "platform-webhooks/1.0";
+
+export interface DeliveryWorkerOptions {
+  js: JetStreamClient;
+  names: StreamNames;
+  store: AttemptStore;
+  keyRing: SecretKeyRing;
+  targets: TargetResolver;
+  sender: HttpsSender;
+  metrics: PipelineMetrics;
+  logger: Logger;
+  /** WEBHOOKS_RETRY_DELAYS in milliseconds. */
+  retryDelaysMs: readonly number[];
+  timeoutMs: number;
+  concurrency: number;
+  endpointConcurrency: number;
+  /** How long jobs are awaited per pull request (at least 1 s). */
+  fetchExpiresMs?: number;
+}
+
+export interface DeliveryWorker {
+  /** Stops fetching, lets attempts in flight finish for up to `graceMs`. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** The delay for a job whose endpoint is busy, or that another worker holds. */
+const busyDelayMs = 1_000;
+const leasedDelayMs = 5_000;
+/** After a failure to read or write Postgres: the job comes back (the attempt may repeat). */
+const failureDelayMs = 5_000;
+/** A secret that cannot be opened is a configuration problem (a missing SECRETS_KEY entry). */
+const secretFailureDelayMs = 30_000;
+const heartbeatMs = 5_000;
+
+function secretsOf(delivery: ClaimedDelivery, ring: SecretKeyRing): EndpointSecrets {
+  const current = openSecret(ring, delivery.secretSealed, delivery.endpointId);
+  const expiresAt = delivery.previousSecretExpiresAt;
+  if (delivery.previousSecretSealed === null || expiresAt === null || expiresAt <= delivery.now) {
+    return { current, previous: null };
+  }
+  return {
+    current,
+    previous: {
+      secret: openSecret(ring, delivery.previousSecretSealed, delivery.endpointId),
+      rotatedAt: new Date(expiresAt.getTime() - rotationGraceMs),
+    },
+  };
+}
+
+export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
+  const { logger, metrics } = options;
+  const leaseMs = Math.max(60_000, options.timeoutMs + 30_000);
+  const perEndpoint = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+  let running = true;
+  let current: ConsumerMessages | undefined;
+  let slotFreed: (() => void) | undefined;
+  let stopWait: (() => void) | undefined;
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      stopWait = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  async function send(delivery: ClaimedDelivery, secrets: EndpointSecrets, msg: JsMsg): Promise<DeliveryResponse> {
+    const started = performance.now();
+    const heartbeat = setInterval(() => msg.working(), heartbeatMs);
+    try {
+      const url = new URL(delivery.url);
+      const failed = (result: AttemptResult): DeliveryResponse => ({
+        result,
+        responseBody: Buffer.alloc(0),
+        truncated: false,
+        durationMs: Math.round(performance.now() - started),
+      });
+      let target: ResolvedTarget | "timeout";
+      try {
+        // Resolving the name counts toward the attempt's deadline.
+        let timer: NodeJS.Timeout | undefined;
+        target = await Promise.race([
+          options.targets.resolve(url.hostname),
+          new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), options.timeoutMs))),
+        ]).finally(() => clearTimeout(timer));
+      } catch (error) {
+        if (!(error instanceof TargetNotAllowedError)) throw error;
+        logger.warn(
+          { deliveryId: delivery.id, endpointId: delivery.endpointId, refusal: error.refusal },
+          "the endpoint's host resolves to an address deliveries may not reach",
+        );
+        return failed({ kind: "target_not_allowed" });
+      }
+      const remainingMs = options.timeoutMs - (performance.now() - started);
+      if (target === "timeout" || remainingMs <= 0) return failed({ kind: "timeout" });
+      const body = Buffer.from(delivery.payload, "utf8");
+      const signature = signDelivery(secrets, body, new Date());
+      const response = await options.sender.send({
+        url,
+        target,
+        body,
+        timeoutMs: remainingMs,
+        headers: {
+          "content-type": "application/json",
+          "user-agent": userAgent,
+          [signatureHeaderName]: signature,
+          "service-event-id": delivery.eventId,
+          "service-delivery-id": delivery.id,
+        },
+      });
+      return { ...response, durationMs: Math.round(performance.now() - started) };
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async function attempt(msg: JsMsg): Promise<void> {
+    const job = decodeDeliveryJob(msg.data);
+    if (!job) {
+      logger.error({ subject: msg.subject, seq: msg.seq }, "a message on the delivery stream is not a job; dropped");
+      msg.term();
+      return;
+    }
+    const claim = await options.store.claim(job, leaseMs);
+    if (claim.kind === "stale") {
+      msg.ack();
+      return;
+    }
+    if (claim.kind === "leased") {
+      msg.nak(leasedDelayMs);
+      return;
+    }
+    const delivery = claim.delivery;
+    const ids = { eventId: delivery.eventId, deliveryId: delivery.id, endpointId: delivery.endpointId };
+    if (delivery.deleted) {
+      await options.store.abandonClaimed(delivery.id);
+      logger.info(ids, "the endpoint was deleted; the delivery is dead-lettered without an attempt");
+      msg.ack();
+      return;
+    }
+    if (delivery.paused) {
+      await options.store.holdClaimed(delivery.id);
+      logger.debug(ids, "the endpoint is paused; the delivery is held");
+      msg.ack();
+      return;
+    }
+    if (delivery.dueInMs > 0) {
+      await options.store.release(delivery.id);
+      msg.nak(Math.ceil(delivery.dueInMs));
+      return;
+    }
+    let secrets: EndpointSecrets;
+    try {
+      secrets = secretsOf(delivery, options.keyRing);
+    } catch (error) {
+      // Names the failure class only: never key or secret material.
+      logger.error({ ...ids, error: (error as Error).name }, "the endpoint's signing secret cannot be opened");
+      await options.store.release(delivery.id);
+      msg.nak(secretFailureDelayMs);
+      return;
+    }
+    const attemptedAt = new Date();
+    const response = await send(delivery, secrets, msg);
+    const outcome: AttemptOutcome = classifyAttempt(response.result);
+    const recorded = await options.store.recordAttempt(
+      delivery.id,
+      {
+        attemptedAt,
+        durationMs: response.durationMs,
+        succeeded: outcome.ok,
+        statusCode: outcome.statusCode,
+        error: outcome.ok ? null : outcome.reason,
+        responseBody: response.responseBody,
+        responseBodyTruncated: response.truncated,
+      },
+      options.retryDelaysMs,
+    );
+    const label = outcome.ok ? "succeeded" : outcome.reason;
+    metrics.attempts.inc({ outcome: label });
+    metrics.attemptSeconds.observe(response.durationMs / 1000);
+    if (recorded.deadLettered) metrics.deadLetters.inc();
+    logger.info(
+      {
+        ...ids,
+        attempt: recorded.number,
+        outcome: label,
+        statusCode: outcome.statusCode,
+        durationMs: response.durationMs,
+        status: recorded.status,
+        nextAttemptAt: recorded.nextAttemptAt?.toISOString(),
+      },
+      recorded.deadLettered ? "delivery dead-lettered; the endpoint is paused" : "delivery attempt",
+    );
+    if (recorded.status === "awaiting_retry" && recorded.nextAttemptAt) {
+      msg.nak(Math.max(1, recorded.nextAttemptAt.getTime() - Date.now()));
+    } else {
+      msg.ack();
+    }
+  }
+
+  function dispatch(msg: JsMsg): void {
+    const endpointId = endpointOfDeliverySubject(options.names.namespace, msg.subject);
+    const busy = perEndpoint.get(endpointId) ?? 0;
+    if (busy >= options.endpointConcurrency) {
+      msg.nak(busyDelayMs);
+      return;
+    }
+    perEndpoint.set(endpointId, busy + 1);
+    const task = attempt(msg)
+      .catch((error: unknown) => {
+        logger.warn({ err: error, subject: msg.subject }, "a delivery job failed; it comes back later");
+        msg.nak(failureDelayMs);
+      })
+      .finally(() => {
+        const left = (perEndpoint.get(endpointId) ?? 1) - 1;
+        if (left === 0) perEndpoint.delete(endpointId);
+        else perEndpoint.set(endpointId, left);
+        inFlight.delete(task);
+        slotFreed?.();
+      });
+    inFlight.add(task);
+  }
+
+  const loop = (async () => {
+    let failures = 0;
+    let consumer: Consumer | undefined;
+    while (running) {
+      const free = options.concurrency - inFlight.size;
+      if (free <= 0) {
+        await new Promise<void>((resolve) => (slotFreed = resolve));
+        slotFreed = undefined;
+        continue;
+      }
+      try {
+        consumer ??= await options.js.consumers.get(options.names.deliveries, DELIVERY_CONSUMER);
+        current = await consumer.fetch({ max_messages: free, expires: options.fetchExpiresMs ?? 5_000 });
+        if (!running) current.stop();
+        for await (const msg of current) dispatch(msg);
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        consumer = undefined;
+        if (!running) break;
+        logger.warn({ err: error, failures }, "fetching delivery jobs failed; retrying");
+        await pause(Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+      } finally {
+        current = undefined;
+      }
+    }
+  })();
+
+  return {
+    async stop(graceMs) {
+      running = false;
+      current?.stop();
+      stopWait?.();
+      slotFreed?.();
+      await loop;
+      const all = Promise.allSettled([...inFlight]);
+      const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
+      if ((await Promise.race([all, timer])) === "timeout") {
+        logger.warn({ inFlight: inFlight.size, graceMs }, "delivery attempts still in flight at shutdown");
+      }
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The sweeper: finds deliveries that are due (pending or awaiting_retry), overdue by more than
+ * WEBHOOKS_SWEEP_OVERDUE and not leased, whose job was evidently lost (a crash between a commit and
+ * the enqueue, a purged stream), bumps their generation and enqueues a job for the new one. A job
+ * of the old generation that turns up after all is stale and acked without effect.
+ */
+import type { Logger } from "@platform/service-kit/logger";
+import type { Knex } from "@platform/service-kit/postgres";
+import type { DeliveryJob, DeliveryQueue } from "../events/delivery-jobs.js";
+
+/** One sweep: re-enqueues up to `limit` overdue deliveries; returns their jobs. */
+export async function sweepOverdueDeliveries(
+  db: Knex,
+  queue: DeliveryQueue,
+  options: { overdueMs: number; limit?: number },
+): Promise<DeliveryJob[]> {
+  const rows = await db.raw<{ rows: { id: string; generation: number; endpoint_id: string }[] }>(
+    `update deliveries d set generation = d.generation + 1, updated_at = now()
+       from (select id from deliveries
+              where status in ('pending', 'awaiting_retry')
+                and next_attempt_at < now() - make_interval(secs => ?::double precision / 1000)
+                and (leased_until is null or leased_until < now())
+              order by next_attempt_at
+              limit ?
+              for update skip locked) overdue
+      where d.id = overdue.id
+  returning d.id, d.generation, d.endpoint_id`,
+    [options.overdueMs, options.limit ?? 500],
+  );
+  const jobs = rows.rows.map((row) => ({
+    deliveryId: row.id,
+    generation: row.generation,
+    endpointId: row.endpoint_id,
+  }));
+  await queue.enqueue(jobs);
+  return jobs;
+}
+
+export interface Periodic {
+  stop(): Promise<void>;
+}
+
+/** Runs `task` every `intervalMs` (never two at once), logging failures; stop() awaits the one running. */
+export function every(intervalMs: number, task: () => Promise<void>): Periodic {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = task().finally(() => (running = undefined));
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+export function startSweeper(options: {
+  db: Knex;
+  queue: DeliveryQueue;
+  logger: Logger;
+  intervalMs: number;
+  overdueMs: number;
+}): Periodic {
+  return every(options.intervalMs, async () => {
+    try {
+      const jobs = await sweepOverdueDeliveries(options.db, options.queue, { overdueMs: options.overdueMs });
+      if (jobs.length > 0)
+        options.logger.warn({ count: jobs.length }, "re-enqueued overdue deliveries whose job was lost");
+    } catch (error) {
+      options.logger.warn({ err: error }, "sweeping overdue deliveries failed; next time");
+    }
+  });
+}

@@ -1,0 +1,210 @@
+/**
+ * Fan-out: every event on the EVENTS stream becomes one delivery per matching, non-deleted
+ * endpoint of its tenant. Consumed through the durable pull consumer `webhooks-fanout`. Per
+ * message, in one transaction: the event row (once: on a redelivery it exists and nothing more is
+ * inserted) and its deliveries, each carrying its exact request body; after the commit, jobs for
+ * the event's deliveries that are still pending and never attempted (idempotent on redelivery:
+ * the queue's Nats-Msg-Id and the worker's generation check absorb repeats); then the ack.
+ * A message that cannot be decoded or is invalid is logged and terminated, never retried.
+ */
+import { BusEvent } from "@platform/proto/webhooks/v1";
+import type { Logger } from "@platform/service-kit/logger";
+import type { Knex } from "@platform/service-kit/postgres";
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import { matchesFilters } from "../domain/event-catalog.js";
+import { buildEnvelope, serializeEnvelope, type PlatformEvent } from "../domain/envelope.js";
+import { newDeliveryId } from "../domain/ids.js";
+import { platformEventFromBus } from "../domain/published-event.js";
+import { newDelivery } from "../domain/retry-schedule.js";
+import type { PipelineMetrics } from "../delivery/pipeline-metrics.js";
+import type { DeliveryJob, DeliveryQueue } from "./delivery-jobs.js";
+import { FANOUT_CONSUMER, type StreamNames } from "./streams.js";
+
+interface EndpointRow {
+  id: string;
+  event_types: string[];
+  api_version: string;
+  paused: boolean;
+}
+
+export interface FanOutResult {
+  /** False when the event was already there (a redelivery): no delivery was added. */
+  newEvent: boolean;
+  /** Deliveries created now. */
+  deliveries: number;
+  /** Jobs enqueued: the event's deliveries still pending and never attempted. */
+  jobs: DeliveryJob[];
+}
+
+/**
+ * Records one event and its deliveries, then enqueues the jobs of those still due and never
+ * attempted. Safe to repeat with the same event: it never creates a second delivery.
+ */
+export async function fanOutEvent(
+  db: Knex,
+  queue: DeliveryQueue,
+  event: PlatformEvent,
+  options: { livemode?: boolean } = {},
+): Promise<FanOutResult> {
+  const livemode = options.livemode ?? true;
+  const { newEvent, deliveries } = await db.transaction(async (trx) => {
+    const inserted = await trx("events")
+      .insert({
+        id: event.id,
+        tenant_id: event.tenant,
+        type: event.type,
+        occurred_at: event.occurredAt,
+        data: JSON.stringify(event.object),
+        livemode,
+      })
+      .onConflict("id")
+      .ignore()
+      .returning("id");
+    if (inserted.length === 0) return { newEvent: false, deliveries: 0 };
+    const endpoints = await trx("endpoints")
+      .where({ tenant_id: event.tenant })
+      .whereNull("deleted_at")
+      .select<EndpointRow[]>("id", "event_types", "api_version", "paused");
+    const now = new Date();
+    const rows = endpoints
+      .filter((endpoint) => matchesFilters(event.type, endpoint.event_types))
+      .map((endpoint) => {
+        const state = newDelivery({ now, endpointPaused: endpoint.paused });
+        const body = serializeEnvelope(buildEnvelope(event, { apiVersion: endpoint.api_version, livemode }));
+        return {
+          id: newDeliveryId(),
+          tenant_id: event.tenant,
+          endpoint_id: endpoint.id,
+          event_id: event.id,
+          event_type: event.type,
+          livemode,
+          payload: body.toString("utf8"),
+          status: state.status,
+          attempts: 0,
+          attempts_total: 0,
+          next_attempt_at: state.nextAttemptAt,
+          generation: 1,
+          created_at: now,
+          updated_at: now,
+        };
+      });
+    if (rows.length === 0) return { newEvent: true, deliveries: 0 };
+    const created = await trx("deliveries")
+      .insert(rows)
+      .onConflict(["event_id", "endpoint_id"])
+      .ignore()
+      .returning("id");
+    return { newEvent: true, deliveries: created.length };
+  });
+  const due = await db("deliveries")
+    .where({ event_id: event.id, status: "pending", attempts_total: 0 })
+    .select<{ id: string; generation: number; endpoint_id: string }[]>("id", "generation", "endpoint_id");
+  const jobs = due.map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id }));
+  await queue.enqueue(jobs);
+  return { newEvent, deliveries, jobs };
+}
+
+/** A bus message as an event, or the reason it can never be one. */
+export function decodeBusMessage(
+  data: Uint8Array,
+): { ok: true; event: PlatformEvent } | { ok: false; problems: string[] } {
+  let message: BusEvent;
+  try {
+    message = BusEvent.decode(data);
+  } catch (error) {
+    return { ok: false, problems: [`not a BusEvent: ${(error as Error).message}`] };
+  }
+  return platformEventFromBus(message);
+}
+
+export interface Fanout {
+  stop(): Promise<void>;
+}
+
+/** A message that failed for a passing reason (Postgres or NATS away) comes back after this. */
+const retryDelayMs = 2_000;
+
+export function startFanout(options: {
+  db: Knex;
+  js: JetStreamClient;
+  names: StreamNames;
+  queue: DeliveryQueue;
+  logger: Logger;
+  metrics: PipelineMetrics;
+  /** Events fetched, and handled concurrently, at a time. */
+  batchSize?: number;
+  fetchExpiresMs?: number;
+}): Fanout {
+  const { logger } = options;
+  let running = true;
+  let current: ConsumerMessages | undefined;
+  let stopWait: (() => void) | undefined;
+
+  async function handle(msg: JsMsg): Promise<void> {
+    const decoded = decodeBusMessage(msg.data);
+    if (!decoded.ok) {
+      logger.error(
+        { subject: msg.subject, seq: msg.seq, problems: decoded.problems },
+        "an event on the bus cannot be delivered; dropped",
+      );
+      msg.term();
+      return;
+    }
+    const { event } = decoded;
+    try {
+      const result = await fanOutEvent(options.db, options.queue, event);
+      if (result.newEvent) options.metrics.eventsFannedOut.inc();
+      logger.debug(
+        { eventId: event.id, type: event.type, tenant: event.tenant, ...result, jobs: result.jobs.length },
+        "event fanned out",
+      );
+      msg.ack();
+    } catch (error) {
+      logger.warn({ err: error, eventId: event.id }, "fan-out failed; the event comes back");
+      msg.nak(retryDelayMs);
+    }
+  }
+
+  const loop = (async () => {
+    let failures = 0;
+    let consumer: Consumer | undefined;
+    while (running) {
+      try {
+        consumer ??= await options.js.consumers.get(options.names.events, FANOUT_CONSUMER);
+        current = await consumer.fetch({
+          max_messages: options.batchSize ?? 16,
+          expires: options.fetchExpiresMs ?? 5_000,
+        });
+        if (!running) current.stop();
+        // The messages of one fetch are handled side by side (events have no order to keep).
+        const handling: Promise<void>[] = [];
+        for await (const msg of current) handling.push(handle(msg));
+        await Promise.all(handling);
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        consumer = undefined;
+        if (!running) break;
+        logger.warn({ err: error, failures }, "fetching events failed; retrying");
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+          stopWait = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      } finally {
+        current = undefined;
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      current?.stop();
+      stopWait?.();
+      await loop;
+    },
+  };
+}

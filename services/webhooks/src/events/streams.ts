@@ -1,0 +1,85 @@
+/**
+ * The JetStream streams and durable consumers of the webhooks service, every name prefixed by
+ * NATS_NAMESPACE ("" in production; each test run has its own):
+ *
+ *   `${ns}EVENTS`              subjects `${ns}events.<tenant>.<type>`: platform events, 30 days
+ *   `${ns}WEBHOOK_DELIVERIES`  subjects `${ns}webhooks.deliveries.<endpoint_id>`: delivery jobs
+ *                              (work queue: a job is gone once a worker acks it)
+ */
+import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "nats";
+import { ensureDurableConsumer, ensureStream, nanos } from "@platform/service-kit/nats";
+
+export const FANOUT_CONSUMER = "webhooks-fanout";
+export const DELIVERY_CONSUMER = "webhooks-delivery";
+
+const DAY_MS = 86_400_000;
+
+export interface StreamNames {
+  namespace: string;
+  events: string;
+  deliveries: string;
+}
+
+export function streamNames(namespace: string): StreamNames {
+  return { namespace, events: `${namespace}EVENTS`, deliveries: `${namespace}WEBHOOK_DELIVERIES` };
+}
+
+/** The subject of a platform event on the EVENTS stream. */
+export function eventSubject(namespace: string, tenantId: string, type: string): string {
+  return `${namespace}events.${tenantId}.${type}`;
+}
+
+/** The subject of a delivery job: one per endpoint, so a worker sees the endpoint without a query. */
+export function deliverySubject(namespace: string, endpointId: string): string {
+  return `${namespace}webhooks.deliveries.${endpointId}`;
+}
+
+/** The endpoint id of a delivery job subject. */
+export function endpointOfDeliverySubject(namespace: string, subject: string): string {
+  return subject.slice(`${namespace}webhooks.deliveries.`.length);
+}
+
+/** Declares (or updates) both streams and both durable consumers; safe at every start. */
+export async function declareStreams(jsm: JetStreamManager, names: StreamNames): Promise<void> {
+  await ensureStream(jsm, {
+    name: names.events,
+    subjects: [`${names.namespace}events.>`],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(30 * DAY_MS),
+    duplicate_window: nanos(120_000),
+  });
+  await ensureStream(jsm, {
+    name: names.deliveries,
+    subjects: [`${names.namespace}webhooks.deliveries.>`],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Workqueue,
+    duplicate_window: nanos(120_000),
+  });
+  await ensureDurableConsumer(jsm, names.events, {
+    durable_name: FANOUT_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(30_000),
+    max_deliver: -1,
+    max_ack_pending: 10_000,
+  });
+  await ensureDurableConsumer(jsm, names.deliveries, {
+    durable_name: DELIVERY_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    // Longer than an attempt's timeout plus the database write; `working()` extends it.
+    ack_wait: nanos(60_000),
+    max_deliver: -1,
+    // Every retry waiting out its nak delay holds a slot: with the default 1000 one dead
+    // endpoint's backlog would stall every endpoint.
+    max_ack_pending: 1_000_000,
+  });
+}
+
+/** Removes both streams (tests: the end of a run's namespace). */
+export async function deleteStreams(jsm: JetStreamManager, names: StreamNames): Promise<void> {
+  for (const stream of [names.events, names.deliveries]) {
+    await jsm.streams.delete(stream).catch(() => undefined);
+  }
+}

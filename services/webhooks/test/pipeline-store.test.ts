@@ -1,0 +1,341 @@
+/**
+ * The pipeline's Postgres and JetStream steps in process, against the real servers: fan-out
+ * (idempotent on the event), the worker's claim / hold / record transitions, the sweeper and the
+ * janitor. The cross-process behaviour is in delivery-pipeline.test.ts.
+ */
+import { randomBytes } from "node:crypto";
+import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
+import { connect, type JetStreamManager, type NatsConnection } from "nats";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { migrations } from "../migrations/index.js";
+import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { createAttemptStore, type AttemptRecord } from "../src/delivery/attempt-store.js";
+import { removeExpired } from "../src/delivery/janitor.js";
+import { sweepOverdueDeliveries } from "../src/delivery/sweeper.js";
+import { currentApiVersion } from "../src/domain/endpoint.js";
+import type { PlatformEvent } from "../src/domain/envelope.js";
+import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
+import type { DeliveryQueue } from "../src/events/delivery-jobs.js";
+import { createJetStreamDeliveryQueue } from "../src/events/delivery-queue.js";
+import { decodeBusMessage, fanOutEvent } from "../src/events/fanout.js";
+import { declareStreams, deleteStreams, streamNames, type StreamNames } from "../src/events/streams.js";
+
+const delays = [1000, 2000, 3000, 4000, 5000, 6000, 7000];
+
+describe("the pipeline's database steps (real Postgres and NATS)", () => {
+  let scratch: ScratchDatabase;
+  let db: Knex;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  let names: StreamNames;
+  let queue: DeliveryQueue;
+
+  const queuedJobs = async () => (await jsm.streams.info(names.deliveries)).state.messages;
+
+  async function endpoint(tenant: string, fields: Record<string, unknown> = {}): Promise<string> {
+    const id = newEndpointId();
+    await db("endpoints").insert({
+      id,
+      tenant_id: tenant,
+      url: "https://hooks.example.com/x",
+      description: "d",
+      event_types: ["booking.*"],
+      api_version: currentApiVersion,
+      secret_sealed: "v1.k1.x.y.z",
+      ...fields,
+    });
+    return id;
+  }
+
+  async function delivery(endpointId: string, fields: Record<string, unknown> = {}) {
+    const eventId = newEventId();
+    await db("events").insert({
+      id: eventId,
+      tenant_id: "t",
+      type: "booking.created",
+      occurred_at: new Date(),
+      data: "{}",
+      livemode: true,
+    });
+    const id = newDeliveryId();
+    await db("deliveries").insert({
+      id,
+      tenant_id: "t",
+      endpoint_id: endpointId,
+      event_id: eventId,
+      event_type: "booking.created",
+      livemode: true,
+      payload: "{}",
+      status: "pending",
+      next_attempt_at: new Date(),
+      generation: 1,
+      ...fields,
+    });
+    return { id, eventId };
+  }
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase("whstore");
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
+    await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
+    nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    jsm = await nc.jetstreamManager();
+    names = streamNames(`t${process.pid}_${randomBytes(4).toString("hex")}_`);
+    await declareStreams(jsm, names);
+    queue = createJetStreamDeliveryQueue({ js: nc.jetstream(), db, namespace: names.namespace });
+  });
+  afterAll(async () => {
+    if (jsm) await deleteStreams(jsm, names);
+    await nc?.close();
+    await db?.destroy();
+    await scratch?.drop();
+  });
+  beforeEach(async () => {
+    await jsm.streams.purge(names.deliveries);
+  });
+
+  describe("fan-out", () => {
+    const event: PlatformEvent = {
+      id: "evt_fanout_1",
+      type: "booking.created",
+      tenant: "fan",
+      occurredAt: new Date("2026-11-22T10:00:00Z"),
+      object: { booking_id: "bk_1" },
+    };
+
+    it("makes one delivery per matching, non-deleted endpoint of the tenant, and never a second", async () => {
+      const active = await endpoint("fan");
+      const paused = await endpoint("fan", { paused: true, event_types: ["booking.created"] });
+      await endpoint("fan", { event_types: ["conversation.started"] });
+      await endpoint("fan", { deleted_at: new Date() });
+      await endpoint("other");
+
+      const first = await fanOutEvent(db, queue, event);
+      expect(first).toMatchObject({ newEvent: true, deliveries: 2 });
+      expect(first.jobs.map((job) => job.endpointId)).toEqual([active]);
+      const rows = await db("deliveries")
+        .where({ event_id: event.id })
+        .select<{ endpoint_id: string; payload: string }[]>("*");
+      const byEndpoint = new Map(rows.map((row) => [row.endpoint_id, row]));
+      expect(byEndpoint.get(active)).toMatchObject({ status: "pending", generation: 1, attempts: 0, livemode: true });
+      expect(byEndpoint.get(paused)).toMatchObject({ status: "held", generation: 1, next_attempt_at: null });
+      expect(JSON.parse(byEndpoint.get(active)!.payload)).toEqual({
+        id: "evt_fanout_1",
+        type: "booking.created",
+        api_version: currentApiVersion,
+        occurred_at: "2026-11-22T10:00:00.000Z",
+        tenant: "fan",
+        livemode: true,
+        data: { object: { booking_id: "bk_1" } },
+      });
+      expect(await queuedJobs()).toBe(1);
+
+      // Again (a redelivery): no new delivery; the still-unattempted job is enqueued again and the
+      // stream's duplicate window keeps one.
+      const second = await fanOutEvent(db, queue, event);
+      expect(second).toMatchObject({ newEvent: false, deliveries: 0 });
+      expect(second.jobs).toEqual(first.jobs);
+      expect(await db("deliveries").where({ event_id: event.id }).count<{ count: string }[]>()).toEqual([
+        { count: "2" },
+      ]);
+      expect(await queuedJobs()).toBe(1);
+
+      // Once attempted, a redelivery of the event enqueues nothing.
+      await db("deliveries").where({ event_id: event.id, endpoint_id: active }).update({ attempts_total: 1 });
+      expect((await fanOutEvent(db, queue, event)).jobs).toEqual([]);
+    });
+
+    it("drops what cannot be an event", () => {
+      expect(decodeBusMessage(Buffer.from("not protobuf at all, surely")).ok).toBe(false);
+      expect(decodeBusMessage(new Uint8Array()).ok).toBe(false);
+    });
+  });
+
+  describe("claiming and recording attempts", () => {
+    const store = () => createAttemptStore(db);
+    const failed = (): AttemptRecord => ({
+      attemptedAt: new Date(),
+      durationMs: 5,
+      succeeded: false,
+      statusCode: 503,
+      error: "non_2xx_status",
+      responseBody: Buffer.from("down"),
+      responseBodyTruncated: false,
+    });
+
+    it("claims a due delivery once; another generation is stale; a claimed one is leased", async () => {
+      const { id } = await delivery(await endpoint("c"));
+      expect((await store().claim({ deliveryId: id, generation: 2 }, 60_000)).kind).toBe("stale");
+      expect((await store().claim({ deliveryId: "dlv_missing", generation: 1 }, 60_000)).kind).toBe("stale");
+      const claim = await store().claim({ deliveryId: id, generation: 1 }, 60_000);
+      expect(claim.kind).toBe("claimed");
+      expect(claim.kind === "claimed" && claim.delivery.dueInMs).toBeLessThanOrEqual(0);
+      expect((await store().claim({ deliveryId: id, generation: 1 }, 60_000)).kind).toBe("leased");
+      await store().release(id);
+      expect((await store().claim({ deliveryId: id, generation: 1 }, 60_000)).kind).toBe("claimed");
+    });
+
+    it("reports how long an early job must wait", async () => {
+      const { id } = await delivery(await endpoint("c"), { next_attempt_at: new Date(Date.now() + 60_000) });
+      const claim = await store().claim({ deliveryId: id, generation: 1 }, 60_000);
+      expect(claim.kind === "claimed" && claim.delivery.dueInMs).toBeGreaterThan(50_000);
+    });
+
+    it("holds a claimed delivery of a paused endpoint, and dead-letters one of a deleted endpoint", async () => {
+      const held = await delivery(await endpoint("c", { paused: true }), { status: "awaiting_retry", attempts: 2 });
+      const claim = await store().claim({ deliveryId: held.id, generation: 1 }, 60_000);
+      expect(claim.kind === "claimed" && claim.delivery.paused).toBe(true);
+      await store().holdClaimed(held.id);
+      expect(
+        await db("deliveries").where({ id: held.id }).first("status", "attempts", "next_attempt_at", "leased_until"),
+      ).toEqual({
+        status: "held",
+        attempts: 2,
+        next_attempt_at: null,
+        leased_until: null,
+      });
+
+      const gone = await delivery(await endpoint("c", { deleted_at: new Date() }));
+      const goneClaim = await store().claim({ deliveryId: gone.id, generation: 1 }, 60_000);
+      expect(goneClaim.kind === "claimed" && goneClaim.delivery.deleted).toBe(true);
+      await store().abandonClaimed(gone.id);
+      expect(await db("deliveries").where({ id: gone.id }).first("status", "last_error")).toEqual({
+        status: "dead_lettered",
+        last_error: "endpoint_deleted",
+      });
+    });
+
+    it("schedules retries on the delays, dead-letters the 8th failure and pauses the endpoint for attention", async () => {
+      const endpointId = await endpoint("c");
+      const { id } = await delivery(endpointId);
+      for (let n = 1; n <= 7; n++) {
+        const before = Date.now();
+        const recorded = await store().recordAttempt(id, failed(), delays);
+        expect(recorded).toMatchObject({ number: n, status: "awaiting_retry", deadLettered: false });
+        const wait = recorded.nextAttemptAt!.getTime() - before;
+        expect(wait).toBeGreaterThanOrEqual(delays[n - 1]!);
+        expect(wait).toBeLessThan(delays[n - 1]! + 5_000);
+      }
+      expect(await store().recordAttempt(id, failed(), delays)).toMatchObject({
+        number: 8,
+        status: "dead_lettered",
+        nextAttemptAt: null,
+        deadLettered: true,
+      });
+      expect(await db("endpoints").where({ id: endpointId }).first("paused", "attention_reason", "version")).toEqual({
+        paused: true,
+        attention_reason: "webhook.endpoint_dead_lettered",
+        version: "2",
+      });
+      const attempts = await db("attempts")
+        .where({ delivery_id: id })
+        .orderBy("number")
+        .select("number", "status_code");
+      expect(attempts).toHaveLength(8);
+      expect(attempts.every((a: { status_code: number }) => a.status_code === 503)).toBe(true);
+    });
+
+    it("keeps a delivery held when its endpoint was paused during a failed attempt; a success still ends it", async () => {
+      const endpointId = await endpoint("c");
+      const first = await delivery(endpointId);
+      const second = await delivery(endpointId);
+      await db("endpoints").where({ id: endpointId }).update({ paused: true });
+      expect(await store().recordAttempt(first.id, failed(), delays)).toMatchObject({
+        status: "held",
+        nextAttemptAt: null,
+      });
+      expect(
+        await store().recordAttempt(second.id, { ...failed(), succeeded: true, statusCode: 200, error: null }, delays),
+      ).toMatchObject({ status: "succeeded" });
+    });
+  });
+
+  it("the sweeper re-enqueues overdue, unleased deliveries with a new generation", async () => {
+    const endpointId = await endpoint("s");
+    const lost = await delivery(endpointId, { next_attempt_at: new Date(Date.now() - 10 * 60_000) });
+    const lostRetry = await delivery(endpointId, {
+      status: "awaiting_retry",
+      attempts: 3,
+      next_attempt_at: new Date(Date.now() - 10 * 60_000),
+    });
+    const leased = await delivery(endpointId, {
+      next_attempt_at: new Date(Date.now() - 10 * 60_000),
+      leased_until: new Date(Date.now() + 60_000),
+    });
+    const recent = await delivery(endpointId, { next_attempt_at: new Date(Date.now() - 60_000) });
+    const held = await delivery(endpointId, { status: "held", next_attempt_at: null });
+
+    const jobs = await sweepOverdueDeliveries(db, queue, { overdueMs: 5 * 60_000 });
+    expect(jobs.map((job) => job.deliveryId).sort()).toEqual([lost.id, lostRetry.id].sort());
+    expect(jobs.every((job) => job.generation === 2 && job.endpointId === endpointId)).toBe(true);
+    expect(await queuedJobs()).toBe(2);
+    const generations = await db("deliveries")
+      .whereIn("id", [leased.id, recent.id, held.id])
+      .pluck<number[]>("generation");
+    expect(generations).toEqual([1, 1, 1]);
+    // The lost job, should it turn up after all, is stale now.
+    expect((await createAttemptStore(db).claim({ deliveryId: lost.id, generation: 1 }, 60_000)).kind).toBe("stale");
+  });
+
+  it("the janitor removes deliveries and events past the retention, in batches", async () => {
+    const day = 86_400_000;
+    const old = new Date(Date.now() - 31 * day);
+    const endpointId = await endpoint("j");
+    const oldDeliveries = [];
+    for (let i = 0; i < 5; i++) {
+      oldDeliveries.push(await delivery(endpointId, { created_at: old, status: "succeeded" }));
+    }
+    await db("attempts").insert(
+      oldDeliveries.map((d) => ({
+        delivery_id: d.id,
+        endpoint_id: endpointId,
+        number: 1,
+        attempted_at: old,
+        duration_ms: 1,
+        succeeded: true,
+      })),
+    );
+    await db("events")
+      .whereIn(
+        "id",
+        oldDeliveries.map((d) => d.eventId),
+      )
+      .update({ received_at: old });
+    // An old event whose delivery is recent (a redrive keeps the row young) stays with it.
+    const kept = await delivery(endpointId);
+    await db("events").where({ id: kept.eventId }).update({ received_at: old });
+    const lonelyOld = newEventId();
+    await db("events").insert({
+      id: lonelyOld,
+      tenant_id: "j",
+      type: "booking.created",
+      occurred_at: old,
+      data: "{}",
+      livemode: true,
+      received_at: old,
+    });
+
+    const removed = await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 });
+    expect(removed).toEqual({ deliveries: 5, events: 6 });
+    expect(
+      await db("deliveries")
+        .whereIn(
+          "id",
+          oldDeliveries.map((d) => d.id),
+        )
+        .count<{ count: string }[]>(),
+    ).toEqual([{ count: "0" }]);
+    expect(
+      await db("attempts")
+        .whereIn(
+          "delivery_id",
+          oldDeliveries.map((d) => d.id),
+        )
+        .count<{ count: string }[]>(),
+    ).toEqual([{ count: "0" }]);
+    expect(await db("deliveries").where({ id: kept.id }).first("id")).toEqual({ id: kept.id });
+    expect(await db("events").where({ id: kept.eventId }).first("id")).toEqual({ id: kept.eventId });
+    expect(await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 })).toEqual({ deliveries: 0, events: 0 });
+  });
+});
