@@ -457,3 +457,36 @@ describe("a receiver whose certificate the webhooks process does not trust", () 
     expect(hooks.requests).toHaveLength(0);
   });
 });
+
+describe("a webhooks process without WEBHOOKS_ALLOW_PRIVATE_TARGETS", () => {
+  let certs: TestCertificates;
+  let service: WebhooksUnderTest;
+  let hooks: TestReceiver;
+  beforeAll(async () => {
+    certs = await createTestCertificates();
+    hooks = await startReceiver(certs);
+    service = await startWebhooks({
+      name: "whprivate",
+      caPath: certs.caPath,
+      env: { WEBHOOKS_ALLOW_PRIVATE_TARGETS: "false" },
+    });
+  });
+  afterAll(async () => {
+    await hooks?.close();
+    await service?.stop();
+    await certs?.remove();
+  });
+
+  it("refuses to connect to a loopback receiver: the attempt fails as target_not_allowed", async () => {
+    const endpoint = await service.seedEndpoint({ tenantId: "priv", url: hooks.url, eventTypes: ["booking.created"] });
+    await service.publish({ tenantId: "priv", type: "booking.created", dataJson: '{"booking_id":"b"}' });
+    const [attempt] = await eventually("the first attempt", async () => {
+      const [delivery] = await service.db("deliveries").where({ endpoint_id: endpoint.id }).select<DeliveryRow[]>("*");
+      if (!delivery) return undefined;
+      const rows = await service.db("attempts").where({ delivery_id: delivery.id }).select<AttemptRow[]>("*");
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(attempt).toMatchObject({ succeeded: false, status_code: null, error: "target_not_allowed" });
+    expect(hooks.requests).toHaveLength(0);
+  });
+});

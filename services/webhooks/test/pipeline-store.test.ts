@@ -6,13 +6,14 @@
 import { randomBytes } from "node:crypto";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
+import { createLogger } from "@platform/service-kit/logger";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
 import { createAttemptStore, type AttemptRecord } from "../src/delivery/attempt-store.js";
-import { removeExpired } from "../src/delivery/janitor.js";
-import { sweepOverdueDeliveries } from "../src/delivery/sweeper.js";
+import { removeExpired, startJanitor } from "../src/delivery/janitor.js";
+import { startSweeper, sweepOverdueDeliveries } from "../src/delivery/sweeper.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import type { PlatformEvent } from "../src/domain/envelope.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
@@ -337,5 +338,29 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
     expect(await db("deliveries").where({ id: kept.id }).first("id")).toEqual({ id: kept.id });
     expect(await db("events").where({ id: kept.eventId }).first("id")).toEqual({ id: kept.eventId });
     expect(await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 })).toEqual({ deliveries: 0, events: 0 });
+  });
+
+  it("the janitor and the sweeper run on their intervals", async () => {
+    const logger = createLogger("test", "silent");
+    const endpointId = await endpoint("periodic");
+    const expired = await delivery(endpointId, {
+      created_at: new Date(Date.now() - 2 * 86_400_000),
+      status: "succeeded",
+    });
+    const overdue = await delivery(endpointId, { next_attempt_at: new Date(Date.now() - 60_000) });
+    const janitor = startJanitor({ db, logger, intervalMs: 100, retentionMs: 86_400_000, batchSize: 10 });
+    const sweeper = startSweeper({ db, queue, logger, intervalMs: 100, overdueMs: 30_000 });
+    try {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const gone = (await db("deliveries").where({ id: expired.id }).first("id")) === undefined;
+        const swept = await db("deliveries").where({ id: overdue.id }).first<{ generation: number }>("generation");
+        if (gone && swept.generation > 1) break;
+        if (Date.now() > deadline) throw new Error("the janitor or the sweeper did not run");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await Promise.all([janitor.stop(), sweeper.stop()]);
+    }
   });
 });
