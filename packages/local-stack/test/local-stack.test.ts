@@ -1,104 +1,33 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScratchDatabase, type ScratchDatabase } from "../src/postgres-databases.js";
+import { deleteNamespaceStreams, newNatsNamespace } from "../src/nats-namespace.js";
 import { startServiceProcess } from "../src/service-process.js";
+import {
+  adminCli,
+  anyPorts,
+  launch as launchStack,
+  launcher,
+  repo,
+  runLauncher as runStackLauncher,
+} from "./launcher.js";
 
 const run = promisify(execFile);
-const repo = join(import.meta.dirname, "..", "..", "..");
-const launcher = join(import.meta.dirname, "..", "dist", "src", "main.js");
-const adminCli = join(repo, "services", "gateway", "dist", "src", "cli", "admin.js");
-const anyPorts = Object.fromEntries(
-  [
-    "PORT",
-    "CATALOG_GRPC_PORT",
-    "NOTIFY_GRPC_PORT",
-    "WEBHOOKS_GRPC_PORT",
-    "GATEWAY_METRICS_PORT",
-    "CATALOG_METRICS_PORT",
-    "NOTIFY_METRICS_PORT",
-    "WEBHOOKS_METRICS_PORT",
-  ].map((name) => [name, "0"]),
-);
 
-/** A running launcher (or `npm start`) whose output lines are collected as they come. */
-interface Running {
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
-  /** Resolves with the first line (so far or to come) matching `pattern`; rejects on exit or timeout. */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
-}
-
-function runLauncher(command: string, args: string[], env: Record<string, string>): Running {
-  const child = spawn(command, args, { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
-  const lines: string[] = [];
-  const waiters = new Set<() => void>();
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const onLine = (line: string) => {
-    lines.push(line);
-    for (const check of waiters) check();
-  };
-  createInterface({ input: child.stdout }).on("line", onLine);
-  createInterface({ input: child.stderr }).on("line", onLine);
-  return {
-    child,
-    lines,
-    exited,
-    waitForLine(pattern, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          for (const line of lines) {
-            const match = pattern.exec(line);
-            if (match) {
-              waiters.delete(check);
-              clearTimeout(timer);
-              return resolve(match);
-            }
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`no line matching ${String(pattern)} in time:\n${lines.join("\n")}`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-        void exited.then((code) => {
-          if (!waiters.has(check)) return;
-          waiters.delete(check);
-          clearTimeout(timer);
-          reject(new Error(`exited ${code} before a line matching ${String(pattern)}:\n${lines.join("\n")}`));
-        });
-      });
-    },
-  };
-}
-
-/** Runs `npm start`'s launcher until it says the gateway is ready; returns its URL and a stop. */
-async function launch(env: Record<string, string>) {
-  const running = runLauncher(process.execPath, [launcher], {
-    PATH: process.env.PATH ?? "",
-    ...anyPorts,
-    LOG_LEVEL: "warn",
-    ...env,
-  });
-  const url = (await running.waitForLine(/^\[stack\] Gateway ready at (\S+)$/))[1]!;
-  return {
-    ...running,
-    url,
-    async stop() {
-      running.child.kill("SIGTERM");
-      return running.exited;
-    },
-  };
-}
-
+/**
+ * The JetStream namespace of this file's stacks: the webhooks service of every stack declares
+ * its streams under it, and afterAll deletes them.
+ */
+const fileNatsNamespace = newNatsNamespace("stack");
+const launch = (env: Record<string, string>) => launchStack(env, fileNatsNamespace);
+const runLauncher = (command: string, args: string[], env: Record<string, string>) =>
+  runStackLauncher(command, args, env, fileNatsNamespace);
 /** The pid of every service process the launcher started so far (it says `starting <svc> (pid N)`). */
 const startedPids = (lines: string[]) =>
   lines.flatMap((line) => {
@@ -190,6 +119,7 @@ describe("npm start (the local stack launcher)", () => {
   });
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
+    await deleteNamespaceStreams(fileNatsNamespace);
   });
 
   const dataDir = async () => {
@@ -364,7 +294,15 @@ describe("npm start (the local stack launcher)", () => {
         startServiceProcess({
           name: service,
           entry: join(repo, "services", service, "dist", "src", "main.js"),
-          env: { DATABASE_URL: scratch.url, PORT: "0", GRPC_PORT: "0", METRICS_PORT: "0", LOG_LEVEL: "warn" },
+          env: {
+            DATABASE_URL: scratch.url,
+            PORT: "0",
+            GRPC_PORT: "0",
+            METRICS_PORT: "0",
+            LOG_LEVEL: "warn",
+            SECRETS_KEY: Buffer.alloc(32, 9).toString("base64"),
+            NATS_NAMESPACE: fileNatsNamespace,
+          },
         }),
       ),
     );

@@ -3,8 +3,8 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import { connect } from "nats";
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..", "..");
@@ -28,21 +28,6 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-const NATS_URL = "nats://127.0.0.1:4222";
-
-/** Deletes the JetStream streams of one test namespace (the webhooks service creates them). */
-async function deleteNamespaceStreams(namespace: string): Promise<void> {
-  const nc = await connect({ servers: NATS_URL, timeout: 5_000 });
-  try {
-    const jsm = await nc.jetstreamManager();
-    for await (const stream of jsm.streams.list()) {
-      if (stream.config.name.startsWith(namespace)) await jsm.streams.delete(stream.config.name);
-    }
-  } finally {
-    await nc.close();
-  }
-}
-
 /**
  * catalog, notify, webhooks and gateway as separate processes over a scratch database, on free
  * ports; webhooks with its own NATS namespace (its streams are deleted at stop) and
@@ -54,7 +39,7 @@ export async function startTestStack(
   extraWebhooksEnv: Record<string, string> = {},
 ): Promise<TestStack> {
   const scratch = await createScratchDatabase("gw");
-  const natsNamespace = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
+  const natsNamespace = newNatsNamespace();
   const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", METRICS_HOST: "127.0.0.1", LOG_LEVEL: "debug" };
   let catalogPort = 0;
   const startCatalog = async () => {
@@ -105,7 +90,7 @@ export async function startTestStack(
           GRPC_HOST: "127.0.0.1",
           GRPC_PORT: "0",
           SECRETS_KEY: randomBytes(32).toString("base64"),
-          NATS_URL,
+          NATS_URL: testNatsUrl(),
           NATS_NAMESPACE: natsNamespace,
           WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
           ...extraWebhooksEnv,

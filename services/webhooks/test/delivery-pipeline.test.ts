@@ -20,7 +20,7 @@ import {
   startReceiver,
   type TestCertificates,
   type TestReceiver,
-} from "./https-receiver.js";
+} from "@platform/local-stack/https-receiver";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
 
 const stripe = new Stripe("sk_test_unused");

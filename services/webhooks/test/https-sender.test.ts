@@ -8,7 +8,12 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestCertificates, startReceiver, type TestCertificates, type TestReceiver } from "./https-receiver.js";
+import {
+  createTestCertificates,
+  startReceiver,
+  type TestCertificates,
+  type TestReceiver,
+} from "@platform/local-stack/https-receiver";
 
 const run = promisify(execFile);
 const sender = pathToFileURL(join(import.meta.dirname, "..", "dist", "src", "delivery", "https-sender.js")).href;

@@ -15,7 +15,7 @@ import {
   startReceiver,
   type TestCertificates,
   type TestReceiver,
-} from "./https-receiver.js";
+} from "@platform/local-stack/https-receiver";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
 
 async function freePort(): Promise<number> {
