@@ -105,9 +105,11 @@ export async function waitForDatabase(db: Knex, timeoutMs: number): Promise<void
 const transientNodeCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
 
 /**
- * True for failures that mean "the database is not reachable right now" rather than "this query
- * is wrong": connection refused or reset, Postgres shutting down or starting up (SQLSTATE class 08
- * and 57P0x), pool acquisition timeouts. Callers answer these with UNAVAILABLE, never INTERNAL.
+ * True for failures that mean "try again" rather than "this query is wrong": connection refused or
+ * reset, Postgres shutting down or starting up (SQLSTATE class 08 and 57P0x), pool acquisition
+ * timeouts, and a transaction Postgres rolled back to resolve a conflict (class 40: a deadlock or a
+ * serialization failure; nothing of it was applied). Callers answer these with UNAVAILABLE, never
+ * INTERNAL.
  */
 export function isTransientDatabaseError(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
@@ -115,7 +117,7 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (name === "KnexTimeoutError") return true;
   if (typeof code === "string") {
     if (transientNodeCodes.has(code)) return true;
-    if (code.startsWith("08") || code.startsWith("57P")) return true;
+    if (code.startsWith("08") || code.startsWith("57P") || /^40[0-9A-Z]{3}$/.test(code)) return true;
   }
   return (
     typeof message === "string" &&

@@ -50,4 +50,21 @@ describe("queryRows (real Postgres)", () => {
     expect(error).toMatchObject({ code: "42703" });
     expect(isTransientDatabaseError(error)).toBe(false);
   });
+
+  it("counts a transaction Postgres rolled back to break a deadlock as transient (retry), not as a bug", async () => {
+    // Two transactions lock rows 1 and 3 in opposite orders: Postgres aborts one with 40P01.
+    const locker = (first: number, second: number) =>
+      db.transaction(async (trx) => {
+        await trx("things").where({ id: first }).update({ name: "x" });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await trx("things").where({ id: second }).update({ name: "y" });
+      });
+    const outcomes = await Promise.allSettled([locker(1, 3), locker(3, 1)]);
+    const failures = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as unknown] : []));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ code: "40P01" });
+    expect(isTransientDatabaseError(failures[0])).toBe(true);
+    expect(isTransientDatabaseError({ code: "40001" })).toBe(true);
+    expect(isTransientDatabaseError({ code: "23505" })).toBe(false);
+  });
 });
