@@ -5,6 +5,7 @@
  * and sees it arrive, verified by our verifier and by the stripe SDK's.
  */
 import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +35,7 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
   let stack: Awaited<ReturnType<typeof launch>>;
   /** The CLI as the README runs it: the addresses `npm start` recorded in its stack.env. */
   let admin: (...args: string[]) => Promise<Record<string, unknown>>;
+  let recorded: Record<string, string>;
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("loop");
@@ -46,10 +48,12 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
         STACK_DATA_DIR: dataDir,
         WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
         NODE_EXTRA_CA_CERTS: certificates.caPath,
+        // Seconds instead of minutes, so the whole retry schedule runs within the test.
+        WEBHOOKS_RETRY_DELAYS: "1s,1s,1s,1s,1s,1s,1s",
       },
       namespace,
     );
-    const recorded = Object.fromEntries(
+    recorded = Object.fromEntries(
       (await readFile(join(dataDir, "stack.env"), "utf8"))
         .trim()
         .split("\n")
@@ -71,9 +75,38 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  let tenant: string;
+  let key: string;
+  let endpoint: { id: string; secret: string };
+  /** A call of the tenant interface with the key; mutations get a fresh Idempotency-Key. */
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${stack.url}/api/v1/tenants/${tenant}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(method === "GET" ? {} : { "idempotency-key": `loop-${randomUUID()}` }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (response.status === 204 ? null : await response.json()) as any };
+  };
+  const emit = async (type: string, data: Record<string, unknown>) =>
+    (await admin("event", "emit", "--tenant", tenant, "--type", type, "--data", JSON.stringify(data))).id as string;
+  const deliveryOf = async (eventId: string) => {
+    const page = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=100`);
+    return (page.body.data as { id: string; eventId: string; status: string; attempts: number }[]).find(
+      (d) => d.eventId === eventId,
+    );
+  };
+  const receivedEvent = (eventId: string) =>
+    eventually(`event ${eventId} at the receiver`, () =>
+      receiver.requests.find((r) => (JSON.parse(r.body.toString()) as { id: string }).id === eventId),
+    );
+
   it("creates a key and an endpoint, emits an event, and the receiver gets it signed", async () => {
-    const tenant = (await admin("tenant", "create", "--name", "Acme")).id as string;
-    const key = (await admin("key", "create", "--tenants", tenant, "--scopes", "webhook:manage")).key as string;
+    tenant = (await admin("tenant", "create", "--name", "Acme")).id as string;
+    key = (await admin("key", "create", "--tenants", tenant, "--scopes", "webhook:manage")).key as string;
 
     const created = await fetch(`${stack.url}/api/v1/tenants/${tenant}/webhooks`, {
       method: "POST",
@@ -85,7 +118,7 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
       body: JSON.stringify({ url: receiver.url, description: "my laptop", eventTypes: ["booking.*"] }),
     });
     expect(created.status).toBe(201);
-    const endpoint = (await created.json()) as { id: string; secret: string; apiVersion: string };
+    endpoint = (await created.json()) as { id: string; secret: string };
     expect(endpoint.secret).toMatch(/^whsec_/);
 
     const emitted = await admin(
@@ -119,5 +152,96 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
     });
     expect(ledger.data).toEqual([expect.objectContaining({ eventId: emitted.id, status: "succeeded", attempts: 1 })]);
     expect(receiver.requests).toHaveLength(1);
+  }, 120_000);
+
+  it("refuses to emit an unknown type, or one the platform emits itself, with exit 2 and a reason", async () => {
+    for (const [type, reason] of [
+      ["booking.exploded", /booking\.exploded/],
+      ["usage.threshold_crossed", /usage/],
+    ] as const) {
+      const failed = await run(
+        process.execPath,
+        [adminCli, "event", "emit", "--tenant", tenant, "--type", type, "--data", "{}"],
+        { env: { PATH: process.env.PATH ?? "", ...recorded } },
+      ).catch((error: { code: number; stderr: string }) => error);
+      expect(failed).toMatchObject({ code: 2 });
+      expect((JSON.parse((failed as { stderr: string }).stderr) as { error: string }).error).toMatch(reason);
+    }
+  });
+
+  it("holds what arrives while the endpoint is paused, and delivers it on resume", async () => {
+    expect((await api("POST", `/webhooks/${endpoint.id}/pause`)).body).toMatchObject({ paused: true });
+    const eventId = await emit("booking.cancelled", { booking_id: "bk_2", status: "cancelled" });
+    await eventually("the delivery to be held", async () => (await deliveryOf(eventId))?.status === "held");
+    expect(receiver.requests.some((r) => r.body.includes(eventId))).toBe(false);
+    expect((await api("POST", `/webhooks/${endpoint.id}/resume`)).body).toMatchObject({ paused: false });
+    await receivedEvent(eventId);
+    await eventually("the delivery to succeed", async () => (await deliveryOf(eventId))?.status === "succeeded");
+  });
+
+  it("sends a test delivery: synthetic, livemode false, signed with the real secret", async () => {
+    const test = await api("POST", `/webhooks/${endpoint.id}/test`, { eventType: "booking.created" });
+    expect(test.status).toBe(202);
+    expect(test.body).toMatchObject({ livemode: false, eventType: "booking.created" });
+    const request = await receivedEvent(test.body.eventId as string);
+    const event = verifyWebhook({
+      payload: request.body,
+      header: request.headers["service-signature"],
+      secrets: endpoint.secret,
+    });
+    expect(event).toMatchObject({ type: "booking.created", livemode: false, tenant });
+  });
+
+  it("signs with both secrets for 24 hours after a rotation", async () => {
+    const rotated = await api("POST", `/webhooks/${endpoint.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    const newSecret = rotated.body.secret as string;
+    expect(newSecret).not.toBe(endpoint.secret);
+    const eventId = await emit("booking.created", { booking_id: "bk_3" });
+    const request = await receivedEvent(eventId);
+    const header = request.headers["service-signature"] as string;
+    expect(header.match(/v1=/g)).toHaveLength(2);
+    const stripe = new Stripe("sk_test_unused");
+    for (const secret of [newSecret, endpoint.secret]) {
+      expect(stripe.webhooks.constructEvent(request.body, header, secret).id).toBe(eventId);
+    }
+    endpoint = { ...endpoint, secret: newSecret };
+  });
+
+  it("retries a failing receiver 8 times, dead-letters, pauses the endpoint, and a redrive delivers after resume", async () => {
+    receiver.answer(() => ({ status: 503, body: "down for maintenance" }));
+    const eventId = await emit("booking.created", { booking_id: "bk_4" });
+    const dead = await eventually(
+      "the delivery to dead-letter",
+      async () => {
+        const delivery = await deliveryOf(eventId);
+        return delivery?.status === "dead_lettered" ? delivery : undefined;
+      },
+      90_000,
+    );
+    expect(dead.attempts).toBe(8);
+    expect(receiver.requests.filter((r) => r.body.includes(eventId))).toHaveLength(8);
+    const inspected = await api("GET", `/webhooks/${endpoint.id}/deliveries/${dead.id}`);
+    expect(inspected.body.attemptHistory).toHaveLength(8);
+    expect(inspected.body.attemptHistory[7]).toMatchObject({ statusCode: 503, responseBody: "down for maintenance" });
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).body).toMatchObject({
+      paused: true,
+      attentionReason: "webhook.endpoint_dead_lettered",
+    });
+
+    receiver.answer(() => ({ status: 200, body: "ok" }));
+    const redriven = await api("POST", `/webhooks/${endpoint.id}/deliveries/${dead.id}/redrive`);
+    expect(redriven.body).toMatchObject({ status: "held", attempts: 0 }); // still paused
+    await api("POST", `/webhooks/${endpoint.id}/resume`);
+    await eventually(
+      "the redriven delivery to succeed",
+      async () => (await deliveryOf(eventId))?.status === "succeeded",
+    );
+    expect(receiver.requests.filter((r) => r.body.includes(eventId))).toHaveLength(9);
+
+    const stats = await api("GET", `/webhooks/${endpoint.id}/stats`);
+    expect(stats.body).toMatchObject({ deliveries: { succeeded: 5, deadLettered: 0, pending: 0, held: 0 } });
+    expect(stats.body.attempts).toBe(13);
+    expect(stats.body.attemptsSucceeded).toBe(5);
   }, 120_000);
 });
