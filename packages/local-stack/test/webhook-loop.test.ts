@@ -79,7 +79,7 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
   let key: string;
   let endpoint: { id: string; secret: string };
   /** A call of the tenant interface with the key; mutations get a fresh Idempotency-Key. */
-  const api = async (method: string, path: string, body?: unknown) => {
+  const api = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => {
     const response = await fetch(`${stack.url}/api/v1/tenants/${tenant}${path}`, {
       method,
       headers: {
@@ -89,15 +89,14 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: response.status, body: (response.status === 204 ? null : await response.json()) as any };
+    return { status: response.status, body: (response.status === 204 ? null : await response.json()) as T };
   };
   const emit = async (type: string, data: Record<string, unknown>) =>
     (await admin("event", "emit", "--tenant", tenant, "--type", type, "--data", JSON.stringify(data))).id as string;
   const deliveryOf = async (eventId: string) => {
-    const page = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=100`);
-    return (page.body.data as { id: string; eventId: string; status: string; attempts: number }[]).find(
-      (d) => d.eventId === eventId,
-    );
+    type Page = { data: { id: string; eventId: string; status: string; attempts: number }[] };
+    const page = await api<Page>("GET", `/webhooks/${endpoint.id}/deliveries?limit=100`);
+    return page.body.data.find((d) => d.eventId === eventId);
   };
   const receivedEvent = (eventId: string) =>
     eventually(`event ${eventId} at the receiver`, () =>
@@ -180,10 +179,12 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
   });
 
   it("sends a test delivery: synthetic, livemode false, signed with the real secret", async () => {
-    const test = await api("POST", `/webhooks/${endpoint.id}/test`, { eventType: "booking.created" });
+    const test = await api<{ eventId: string }>("POST", `/webhooks/${endpoint.id}/test`, {
+      eventType: "booking.created",
+    });
     expect(test.status).toBe(202);
     expect(test.body).toMatchObject({ livemode: false, eventType: "booking.created" });
-    const request = await receivedEvent(test.body.eventId as string);
+    const request = await receivedEvent(test.body.eventId);
     const event = verifyWebhook({
       payload: request.body,
       header: request.headers["service-signature"],
@@ -193,9 +194,9 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
   });
 
   it("signs with both secrets for 24 hours after a rotation", async () => {
-    const rotated = await api("POST", `/webhooks/${endpoint.id}/rotate-secret`);
+    const rotated = await api<{ secret: string }>("POST", `/webhooks/${endpoint.id}/rotate-secret`);
     expect(rotated.status).toBe(200);
-    const newSecret = rotated.body.secret as string;
+    const newSecret = rotated.body.secret;
     expect(newSecret).not.toBe(endpoint.secret);
     const eventId = await emit("booking.created", { booking_id: "bk_3" });
     const request = await receivedEvent(eventId);
@@ -221,7 +222,7 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
     );
     expect(dead.attempts).toBe(8);
     expect(receiver.requests.filter((r) => r.body.includes(eventId))).toHaveLength(8);
-    const inspected = await api("GET", `/webhooks/${endpoint.id}/deliveries/${dead.id}`);
+    const inspected = await api<{ attemptHistory: unknown[] }>("GET", `/webhooks/${endpoint.id}/deliveries/${dead.id}`);
     expect(inspected.body.attemptHistory).toHaveLength(8);
     expect(inspected.body.attemptHistory[7]).toMatchObject({ statusCode: 503, responseBody: "down for maintenance" });
     expect((await api("GET", `/webhooks/${endpoint.id}`)).body).toMatchObject({
@@ -239,7 +240,7 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
     );
     expect(receiver.requests.filter((r) => r.body.includes(eventId))).toHaveLength(9);
 
-    const stats = await api("GET", `/webhooks/${endpoint.id}/stats`);
+    const stats = await api<{ attempts: number; attemptsSucceeded: number }>("GET", `/webhooks/${endpoint.id}/stats`);
     expect(stats.body).toMatchObject({ deliveries: { succeeded: 5, deadLettered: 0, pending: 0, held: 0 } });
     expect(stats.body.attempts).toBe(13);
     expect(stats.body.attemptsSucceeded).toBe(5);
