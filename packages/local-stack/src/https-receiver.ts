@@ -4,7 +4,7 @@
  * 127.0.0.1, port 0, that record every request with its raw body and answer as told.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,9 +23,16 @@ export interface TestCertificates {
   remove(): Promise<void>;
 }
 
-/** A throwaway CA and a server certificate it signed, for 127.0.0.1, localhost and `names`. */
-export async function createTestCertificates(options: { names?: string[] } = {}): Promise<TestCertificates> {
-  const dir = await mkdtemp(join(tmpdir(), "webhooks-tls-"));
+/**
+ * A CA and a server certificate it signed, for 127.0.0.1, localhost and `names`: throwaway (in a
+ * temp dir, valid 2 days) unless `dir` is given (then kept there, valid `days`).
+ */
+export async function createTestCertificates(
+  options: { names?: string[]; dir?: string; days?: number } = {},
+): Promise<TestCertificates> {
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "webhooks-tls-")));
+  await mkdir(dir, { recursive: true });
+  const days = String(options.days ?? 2);
   const at = (name: string) => join(dir, name);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   await run("openssl", [
@@ -37,7 +44,7 @@ export async function createTestCertificates(options: { names?: string[] } = {})
     "-out",
     at("ca.pem"),
     "-days",
-    "2",
+    days,
     "-subj",
     "/CN=webhooks test CA",
     "-addext",
@@ -69,7 +76,7 @@ export async function createTestCertificates(options: { names?: string[] } = {})
     "-out",
     at("server.pem"),
     "-days",
-    "2",
+    days,
     "-extfile",
     at("server.ext"),
   ]);
@@ -110,6 +117,7 @@ export interface TestReceiver {
 export async function startReceiver(
   tls: { key: Buffer; cert: Buffer },
   respond: (request: ReceivedRequest, index: number) => Answer = () => ({ status: 200, body: "ok" }),
+  port = 0,
 ): Promise<TestReceiver> {
   const requests: ReceivedRequest[] = [];
   let responder = respond;
@@ -137,7 +145,7 @@ export async function startReceiver(
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(port, "127.0.0.1", () => resolve());
   });
   return {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,

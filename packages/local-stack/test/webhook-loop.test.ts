@@ -4,7 +4,9 @@
  * lifted with WEBHOOKS_ALLOW_PRIVATE_TARGETS=true), publishes an event with `admin event emit`,
  * and sees it arrive, verified by our verifier and by the stripe SDK's.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
+import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,16 +15,21 @@ import { promisify } from "node:util";
 import { verifyWebhook } from "@platform/webhook-verifier";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestCertificates,
-  eventually,
-  startReceiver,
-  type TestCertificates,
-  type TestReceiver,
-} from "../src/https-receiver.js";
+import { eventually, startReceiver, type TestReceiver } from "../src/https-receiver.js";
 import { deleteNamespaceStreams, newNatsNamespace } from "../src/nats-namespace.js";
 import { createScratchDatabase, type ScratchDatabase } from "../src/postgres-databases.js";
-import { adminCli, launch } from "./launcher.js";
+import { adminCli, launch, repo } from "./launcher.js";
+
+const receiverCli = join(repo, "packages", "local-stack", "dist", "src", "receiver.js");
+
+/** A port nothing listens on right now (the README uses 8443; tests cannot count on it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 const run = promisify(execFile);
 
@@ -30,7 +37,9 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
   const namespace = newNatsNamespace("loop");
   let scratch: ScratchDatabase;
   let dataDir: string;
-  let certificates: TestCertificates;
+  let certDir: string;
+  let caPath: string;
+  let readme: ChildProcess | undefined;
   let receiver: TestReceiver;
   let stack: Awaited<ReturnType<typeof launch>>;
   /** The CLI as the README runs it: the addresses `npm start` recorded in its stack.env. */
@@ -40,14 +49,20 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
   beforeAll(async () => {
     scratch = await createScratchDatabase("loop");
     dataDir = await mkdtemp(join(tmpdir(), "stack-loop-"));
-    certificates = await createTestCertificates();
-    receiver = await startReceiver(certificates);
+    // The README's first step: the receiver's certificate, before the stack starts.
+    certDir = join(dataDir, "receiver");
+    const made = await run(process.execPath, [receiverCli, "cert", "--dir", certDir]);
+    caPath = (JSON.parse(made.stdout) as { ca: string }).ca;
+    receiver = await startReceiver({
+      key: await readFile(join(certDir, "server.key")),
+      cert: await readFile(join(certDir, "server.pem")),
+    });
     stack = await launch(
       {
         DATABASE_URL: scratch.url,
         STACK_DATA_DIR: dataDir,
         WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
-        NODE_EXTRA_CA_CERTS: certificates.caPath,
+        NODE_EXTRA_CA_CERTS: caPath,
         // Seconds instead of minutes, so the whole retry schedule runs within the test.
         WEBHOOKS_RETRY_DELAYS: "1s,1s,1s,1s,1s,1s,1s",
       },
@@ -68,8 +83,8 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
 
   afterAll(async () => {
     if (stack && stack.child.exitCode === null) await stack.stop();
+    readme?.kill();
     await receiver?.close();
-    await certificates?.remove();
     await deleteNamespaceStreams(namespace).catch(() => undefined);
     await scratch?.drop();
     await rm(dataDir, { recursive: true, force: true });
@@ -103,16 +118,52 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
       receiver.requests.find((r) => (JSON.parse(r.body.toString()) as { id: string }).id === eventId),
     );
 
-  it("creates a key and an endpoint, emits an event, and the receiver gets it signed", async () => {
+  it("runs the README: a key, an endpoint to `npm run receiver`, event emit, a verified receipt", async () => {
     tenant = (await admin("tenant", "create", "--name", "Acme")).id as string;
     key = (await admin("key", "create", "--tenants", tenant, "--scopes", "webhook:manage")).key as string;
+    const port = await freePort();
+    const created = await api<{ id: string; secret: string }>("POST", "/webhooks", {
+      url: `https://127.0.0.1:${port}/hooks`,
+      description: "my laptop",
+      eventTypes: ["booking.*"],
+    });
+    expect(created.status).toBe(201);
 
+    readme = spawn(process.execPath, [
+      receiverCli,
+      "listen",
+      "--secret",
+      created.body.secret,
+      "--port",
+      String(port),
+      "--dir",
+      certDir,
+    ]);
+    const printed: Record<string, unknown>[] = [];
+    createInterface({ input: readme.stdout! }).on("line", (line) =>
+      printed.push(JSON.parse(line) as Record<string, unknown>),
+    );
+    await eventually("the receiver to listen", () => printed.find((line) => "url" in line));
+
+    const emitted = await admin(
+      ...["event", "emit", "--tenant", tenant, "--type", "booking.created"],
+      ...["--data", '{"booking_id":"bk_0","status":"confirmed"}'],
+    );
+    const receipt = await eventually("the receiver to print the verified event", () =>
+      printed.find((line) => line.id === emitted.id),
+    );
+    expect(receipt).toMatchObject({ verified: true, type: "booking.created", tenant, livemode: true });
+    expect((await api("DELETE", `/webhooks/${created.body.id}`)).status).toBe(204);
+    readme.kill();
+  }, 120_000);
+
+  it("delivers to a subscribed endpoint what stripe's verifier accepts too, and the ledger agrees", async () => {
     const created = await fetch(`${stack.url}/api/v1/tenants/${tenant}/webhooks`, {
       method: "POST",
       headers: {
         authorization: `Bearer ${key}`,
         "content-type": "application/json",
-        "idempotency-key": "endpoint-local-1",
+        "idempotency-key": "endpoint-local-2",
       },
       body: JSON.stringify({ url: receiver.url, description: "my laptop", eventTypes: ["booking.*"] }),
     });
@@ -126,7 +177,7 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
     );
     expect(emitted.id).toMatch(/^evt_/);
 
-    const request = await eventually("the delivery", () => receiver.requests[0]);
+    const request = await receivedEvent(emitted.id as string);
     const header = request.headers["service-signature"] as string;
     const event = verifyWebhook({ payload: request.body, header, secrets: endpoint.secret });
     expect(event).toMatchObject({
