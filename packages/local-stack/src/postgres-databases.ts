@@ -33,10 +33,10 @@ export interface ScratchDatabase {
 
 /**
  * A fresh database of its own for one test file or one benchmark run, so runs never collide.
- * The server is TEST_DATABASE_URL's (default: the local Postgres).
+ * The server is `serverUrl`, else TEST_DATABASE_URL's (default: the local Postgres).
  */
-export async function createScratchDatabase(prefix = "t"): Promise<ScratchDatabase> {
-  const serverUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export async function createScratchDatabase(prefix = "t", server?: string): Promise<ScratchDatabase> {
+  const serverUrl = server ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
   const url = await ensureDatabase(serverUrl, name);
   return {

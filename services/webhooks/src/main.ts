@@ -47,7 +47,7 @@ async function main() {
   const names = streamNames(config.NATS_NAMESPACE);
   const redeclare = async () => {
     try {
-      await declareStreams(await nc.jetstreamManager(), names);
+      await declareStreams(await nc.jetstreamManager(), names, { leaseMs: config.WEBHOOKS_LEASE });
     } catch (error) {
       logger.warn({ err: error }, "declaring the streams after a reconnect failed; the next reconnect tries again");
     }
@@ -59,7 +59,7 @@ async function main() {
     // A server that lost its store gets the streams back; the sweeper re-enqueues lost jobs.
     onReconnect: () => void redeclare(),
   });
-  await declareStreams(await nc.jetstreamManager(), names);
+  await declareStreams(await nc.jetstreamManager(), names, { leaseMs: config.WEBHOOKS_LEASE });
   const js = nc.jetstream();
 
   const registry = createMetricsRegistry("webhooks");
@@ -127,6 +127,7 @@ async function main() {
     logger: logger.child({ component: "delivery" }),
     retryDelaysMs: config.WEBHOOKS_RETRY_DELAYS,
     timeoutMs: config.WEBHOOKS_DELIVERY_TIMEOUT,
+    leaseMs: config.WEBHOOKS_LEASE,
     concurrency: config.WEBHOOKS_CONCURRENCY,
     endpointConcurrency: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
   });

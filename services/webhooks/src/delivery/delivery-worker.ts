@@ -34,6 +34,11 @@ export interface DeliveryWorkerOptions {
   /** WEBHOOKS_RETRY_DELAYS in milliseconds. */
   retryDelaysMs: readonly number[];
   timeoutMs: number;
+  /**
+   * WEBHOOKS_LEASE: how long a claim on a delivery lasts (its row lease; the job's ack wait is
+   * the same). At least the timeout plus the time to record the attempt.
+   */
+  leaseMs: number;
   concurrency: number;
   endpointConcurrency: number;
   /** How long jobs are awaited per pull request (at least 1 s). */
@@ -52,6 +57,7 @@ const leasedDelayMs = 5_000;
 const failureDelayMs = 5_000;
 /** A secret that cannot be opened is a configuration problem (a missing SECRETS_KEY entry). */
 const secretFailureDelayMs = 30_000;
+/** At most this long between `working()` heartbeats of a job whose attempt runs. */
 const heartbeatMs = 5_000;
 
 function secretsOf(delivery: ClaimedDelivery, ring: SecretKeyRing): EndpointSecrets {
@@ -71,7 +77,9 @@ function secretsOf(delivery: ClaimedDelivery, ring: SecretKeyRing): EndpointSecr
 
 export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { logger, metrics } = options;
-  const leaseMs = Math.max(60_000, options.timeoutMs + 30_000);
+  const { leaseMs } = options;
+  // Several heartbeats per ack wait, so one late timer never lets a live job's ack wait expire.
+  const heartbeatEveryMs = Math.max(250, Math.min(heartbeatMs, Math.floor(leaseMs / 4)));
   const perEndpoint = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
   let running = true;
@@ -90,7 +98,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
 
   async function send(delivery: ClaimedDelivery, secrets: EndpointSecrets, msg: JsMsg): Promise<DeliveryResponse> {
     const started = performance.now();
-    const heartbeat = setInterval(() => msg.working(), heartbeatMs);
+    const heartbeat = setInterval(() => msg.working(), heartbeatEveryMs);
     try {
       const url = new URL(delivery.url);
       const failed = (result: AttemptResult): DeliveryResponse => ({

@@ -39,8 +39,19 @@ export function endpointOfDeliverySubject(namespace: string, subject: string): s
   return subject.slice(`${namespace}webhooks.deliveries.`.length);
 }
 
-/** Declares (or updates) both streams and both durable consumers; safe at every start. */
-export async function declareStreams(jsm: JetStreamManager, names: StreamNames): Promise<void> {
+/** The ack wait of the fan-out's events: longer is only a slower recovery after a crash. */
+const fanoutAckWaitMs = 30_000;
+
+/**
+ * Declares (or updates) both streams and both durable consumers; safe at every start.
+ * `leaseMs` (WEBHOOKS_LEASE) is the delivery consumer's ack wait, the time after which a job
+ * that a crashed worker held comes back, and caps the fan-out's.
+ */
+export async function declareStreams(
+  jsm: JetStreamManager,
+  names: StreamNames,
+  options: { leaseMs: number } = { leaseMs: 60_000 },
+): Promise<void> {
   await ensureStream(jsm, {
     name: names.events,
     subjects: [`${names.namespace}events.>`],
@@ -60,7 +71,7 @@ export async function declareStreams(jsm: JetStreamManager, names: StreamNames):
     durable_name: FANOUT_CONSUMER,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(30_000),
+    ack_wait: nanos(Math.min(fanoutAckWaitMs, options.leaseMs)),
     max_deliver: -1,
     max_ack_pending: 10_000,
   });
@@ -68,8 +79,9 @@ export async function declareStreams(jsm: JetStreamManager, names: StreamNames):
     durable_name: DELIVERY_CONSUMER,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    // Longer than an attempt's timeout plus the database write; `working()` extends it.
-    ack_wait: nanos(60_000),
+    // Longer than an attempt's timeout plus the database write (the config checks it); the
+    // worker's `working()` heartbeats extend it while an attempt runs.
+    ack_wait: nanos(options.leaseMs),
     max_deliver: -1,
     // Every retry waiting out its nak delay holds a slot: with the default 1000 one dead
     // endpoint's backlog would stall every endpoint.
