@@ -54,8 +54,10 @@ export async function startWebhooks(options: {
   env?: Record<string, string>;
   /** Another NATS than NATS_URL's (or the local one). */
   natsUrl?: string;
+  /** Another Postgres server (a URL of its) for the scratch database than the local one. */
+  postgresUrl?: string;
 }): Promise<WebhooksUnderTest> {
-  const scratch: ScratchDatabase = await createScratchDatabase(options.name);
+  const scratch: ScratchDatabase = await createScratchDatabase(options.name, options.postgresUrl);
   const namespace = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
   const names = streamNames(namespace);
   const secretsKey = randomBytes(32).toString("base64");
