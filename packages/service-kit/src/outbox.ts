@@ -5,6 +5,14 @@
  *
  * A crash after a publish and before the delete publishes the event again: the stream's duplicate
  * window drops the copy, and consumers are idempotent on the event id for anything later.
+ *
+ * A stream's store is not the last word: a nats-server that comes back with an empty store
+ * (a lost volume) has lost every event the relay published and no consumer took yet. A service
+ * whose consumer of the events writes to the same database can close that gap: with
+ * `republishAfterMs` the relay marks a row published (`published_at`, see addOutboxPublishedAt)
+ * instead of deleting it, the consumer deletes it (consumeFromOutbox) in the transaction that
+ * records the event, and a row still there `republishAfterMs` after its publish is published
+ * again.
  */
 import type { Knex } from "knex";
 import type { JetStreamClient } from "nats";
@@ -22,6 +30,27 @@ export async function createOutboxTable(db: Knex): Promise<void> {
     table.binary("payload").notNullable();
     table.timestamp("created_at", { useTz: true }).notNullable().defaultTo(db.fn.now());
   });
+}
+
+/** For a migration: the column a relay with `republishAfterMs` marks published rows with. */
+export async function addOutboxPublishedAt(db: Knex): Promise<void> {
+  await db.schema.alterTable(outboxTable, (table) => {
+    table.timestamp("published_at", { useTz: true }).nullable();
+  });
+}
+
+export async function dropOutboxPublishedAt(db: Knex): Promise<void> {
+  await db.schema.alterTable(outboxTable, (table) => {
+    table.dropColumn("published_at");
+  });
+}
+
+/**
+ * The consumer's side of a kept outbox: called in the transaction that records the event, so the
+ * row goes exactly when the event is safe. Deleting a row that is not there is fine.
+ */
+export async function consumeFromOutbox(trx: Knex | Knex.Transaction, eventId: string): Promise<void> {
+  await trx(outboxTable).where({ event_id: eventId }).delete();
 }
 
 export async function dropOutboxTable(db: Knex): Promise<void> {
@@ -68,6 +97,12 @@ export interface OutboxRelayOptions {
   metricPrefix?: string;
   /** How long one publish may wait for the stream's acknowledgement. */
   publishTimeoutMs?: number;
+  /**
+   * Keep published rows (marked `published_at`) until the consumer removes them with
+   * consumeFromOutbox, and publish a row again when it is still there this long after its
+   * publish. Absent: a row is deleted once the stream stored it.
+   */
+  republishAfterMs?: number;
 }
 
 interface OutboxRow {
@@ -95,7 +130,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
     new Gauge({
       name: `${prefix}_outbox_lag_seconds`,
-      help: "Age of the oldest event waiting in the outbox (0 when empty).",
+      help: "Age of the oldest event waiting in the outbox (0 when empty); kept rows wait until consumed.",
       registers: [options.registry],
       async collect() {
         try {
@@ -128,12 +163,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       wake = done;
     });
 
+  const keep = options.republishAfterMs !== undefined;
+  // Kept rows: those never published, and those published long ago that no consumer removed.
+  const due = keep
+    ? "where published_at is null or published_at < now() - make_interval(secs => ?::double precision / 1000)"
+    : "";
+  const dueBindings = keep ? [options.republishAfterMs!] : [];
+
   async function pass(): Promise<number> {
     return options.db.transaction(async (trx) => {
       const rows = (
         await trx.raw<{ rows: OutboxRow[] }>(
-          `select seq, event_id, subject, payload from ${outboxTable} order by seq limit ? for update skip locked`,
-          [batchSize],
+          `select seq, event_id, subject, payload from ${outboxTable} ${due} order by seq limit ? for update skip locked`,
+          [...dueBindings, batchSize],
         )
       ).rows;
       if (rows.length === 0) return 0;
@@ -142,12 +184,12 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           options.js.publish(row.subject, row.payload, { msgID: row.event_id, timeout: publishTimeoutMs }),
         ),
       );
-      await trx(outboxTable)
-        .whereIn(
-          "seq",
-          rows.map((row) => row.seq),
-        )
-        .delete();
+      const published = trx(outboxTable).whereIn(
+        "seq",
+        rows.map((row) => row.seq),
+      );
+      if (keep) await published.update({ published_at: trx.fn.now() });
+      else await published.delete();
       return rows.length;
     });
   }

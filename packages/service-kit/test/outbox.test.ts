@@ -5,7 +5,14 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/logger.js";
 import { ensureDurableConsumer, ensureStream, nanos } from "../src/nats.js";
-import { appendToOutbox, createOutboxTable, startOutboxRelay, type OutboxRelay } from "../src/outbox.js";
+import {
+  addOutboxPublishedAt,
+  appendToOutbox,
+  consumeFromOutbox,
+  createOutboxTable,
+  startOutboxRelay,
+  type OutboxRelay,
+} from "../src/outbox.js";
 import { createDatabase, type Knex } from "../src/postgres.js";
 
 const SCHEMA = "outbox_test";
@@ -130,5 +137,64 @@ describe("the outbox and its relay (real Postgres and NATS)", () => {
     await jsm.streams.add({ name: lateStream, subjects: [`${ns}late.>`], storage: StorageType.File });
     await eventually("the late event published", async () => (await db("outbox").pluck("event_id")).length === 0);
     expect((await jsm.streams.info(lateStream)).state.messages).toBe(1);
+  });
+});
+
+describe("an outbox kept until its consumer removes the event (real Postgres and NATS)", () => {
+  let scratch: ScratchDatabase;
+  let db: Knex;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  let relay: OutboxRelay | undefined;
+  const ns = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
+  const stream = `${ns}KEPT`;
+  const declare = () => jsm.streams.add({ name: stream, subjects: [`${ns}kept.>`], storage: StorageType.File });
+  const messages = async () => (await jsm.streams.info(stream)).state.messages;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase("outboxkept");
+    db = createDatabase({ url: scratch.url, schema: SCHEMA, poolMax: 4 });
+    await db.raw("create schema ??", [SCHEMA]);
+    await createOutboxTable(db);
+    await addOutboxPublishedAt(db);
+    nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    jsm = await nc.jetstreamManager();
+    await declare();
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await jsm?.streams.delete(stream).catch(() => undefined);
+    await nc?.close();
+    await db?.destroy();
+    await scratch?.drop();
+  });
+
+  it("marks a published row, publishes it again while it is there, and stops once it is consumed", async () => {
+    relay = startOutboxRelay({
+      db,
+      js: nc.jetstream(),
+      logger: createLogger("test", "silent"),
+      pollIntervalMs: 100,
+      republishAfterMs: 1_000,
+    });
+    await db.transaction((trx) =>
+      appendToOutbox(trx, { eventId: "k1", subject: `${ns}kept.a`, payload: Buffer.from("one") }),
+    );
+    relay.kick();
+    await eventually("the event published", async () => (await messages()) === 1);
+    const row = await db("outbox").where({ event_id: "k1" }).first<{ published_at: Date | null }>("published_at");
+    expect(row.published_at).toBeInstanceOf(Date);
+
+    // The server lost its store: the stream is back empty, and the event is published again.
+    await jsm.streams.delete(stream);
+    await declare();
+    await eventually("the event published again", async () => (await messages()) === 1, 10_000);
+
+    // The consumer recorded it: the row goes, nothing more is published.
+    await consumeFromOutbox(db, "k1");
+    await jsm.streams.purge(stream);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await messages()).toBe(0);
+    expect(await db("outbox").count<{ count: string }[]>()).toEqual([{ count: "0" }]);
   });
 });

@@ -80,6 +80,11 @@ const schema = z
     WEBHOOKS_JANITOR_BATCH: env.positiveInt(1000),
     /** How often the outbox relay looks for unpublished events when nothing woke it. */
     OUTBOX_POLL_INTERVAL: env.duration(1_000),
+    /**
+     * How long after its publish an event the fan-out has not recorded yet is published again (a
+     * nats-server that lost its store lost it). Again is harmless: the fan-out records an event once.
+     */
+    OUTBOX_REPUBLISH_AFTER: env.duration(60_000),
   })
   .superRefine((config, ctx) => {
     if (config.WEBHOOKS_LEASE < config.WEBHOOKS_DELIVERY_TIMEOUT + leaseMarginMs) {

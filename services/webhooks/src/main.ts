@@ -69,6 +69,8 @@ async function main() {
     js,
     logger: logger.child({ component: "outbox-relay" }),
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
+    // Rows stay until the fan-out has recorded their event (it deletes them).
+    republishAfterMs: config.OUTBOX_REPUBLISH_AFTER,
     registry,
     metricPrefix: "webhooks",
   });

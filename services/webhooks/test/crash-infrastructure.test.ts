@@ -1,7 +1,7 @@
 /**
  * Nothing lost when the infrastructure under the webhooks process restarts: a burst of 1,000
- * events fanned out to three HTTPS receivers, and (b) the nats-server, (c) Postgres stopped in the
- * middle and started again. Each is the test's own (a nats-server on a free port with its store in
+ * events fanned out to three HTTPS receivers, and (b) the nats-server (with its store, and once
+ * with its store lost), (c) Postgres stopped in the middle and started again. Each is the test's own (a nats-server on a free port with its store in
  * a temp dir; an embedded Postgres), never the shared one. The webhooks process is not touched: it
  * reconnects by itself. After each: every event reached every matching receiver, nothing is left
  * pending or leased, and the ledger agrees with what the receivers saw.
@@ -67,6 +67,19 @@ describe("a nats-server restart mid-burst", () => {
     nats = await startNatsServer(port, storeDir);
     await expectNothingLost("nats-server restart", service, rig, burst, events, startedAt);
     expect(service.process.logs.some((line) => line.natsStatus === "reconnect")).toBe(true);
+  }, 180_000);
+
+  it("(b) after a restart with an empty store: events not yet fanned out are published again, lost jobs swept", async () => {
+    const events = burstEvents("b_fresh", EVENTS);
+    const startedAt = Date.now();
+    const burst = publishBurst(service, rig, events);
+    await eventually("deliveries under way", () => receivedCount(rig) >= 200, 60_000);
+    await stopNatsServer(nats, "SIGKILL");
+    // The volume is lost: the streams, the consumers and every message in them.
+    await rm(storeDir, { recursive: true, force: true });
+    await pause(2_000);
+    nats = await startNatsServer(port, storeDir);
+    await expectNothingLost("nats-server restart, empty store", service, rig, burst, events, startedAt);
   }, 180_000);
 });
 

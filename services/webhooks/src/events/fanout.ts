@@ -2,13 +2,15 @@
  * Fan-out: every event on the EVENTS stream becomes one delivery per matching, non-deleted
  * endpoint of its tenant. Consumed through the durable pull consumer `webhooks-fanout`. Per
  * message, in one transaction: the event row (once: on a redelivery it exists and nothing more is
- * inserted) and its deliveries, each carrying its exact request body; after the commit, jobs for
+ * inserted), the removal of its outbox row (kept until now, so an event a nats-server lost with
+ * its store is published again) and its deliveries, each carrying its exact request body; after the commit, jobs for
  * the event's deliveries that are still pending and never attempted (idempotent on redelivery:
  * the queue's Nats-Msg-Id and the worker's generation check absorb repeats); then the ack.
  * A message that cannot be decoded or is invalid is logged and terminated, never retried.
  */
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import type { Logger } from "@platform/service-kit/logger";
+import { consumeFromOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
 import { matchesFilters } from "../domain/event-catalog.js";
@@ -60,6 +62,9 @@ export async function fanOutEvent(
       .onConflict("id")
       .ignore()
       .returning("id");
+    // The event is recorded with this commit: its outbox row (when EventService published it)
+    // has done its work. Until now it was the only copy besides the stream's.
+    await consumeFromOutbox(trx, event.id);
     if (inserted.length === 0) return { newEvent: false, deliveries: 0 };
     const endpoints = await trx("endpoints")
       .where({ tenant_id: event.tenant })

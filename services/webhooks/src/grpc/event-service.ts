@@ -32,7 +32,7 @@ export function createEventService(deps: {
         dataJson: JSON.stringify(event.object),
       }).finish();
       const appended = await deps.db.transaction(async (trx) => {
-        // Already fanned out (the outbox row is gone once relayed): nothing new to publish.
+        // Already fanned out (the fan-out removes the outbox row): nothing new to publish.
         const known = await trx("events").where({ id: event.id }).first<{ id: string } | undefined>("id");
         if (known) return false;
         return appendToOutbox(trx, {
