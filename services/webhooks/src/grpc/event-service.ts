@@ -35,11 +35,20 @@ export function createEventService(deps: {
         // Already fanned out (the fan-out removes the outbox row): nothing new to publish.
         const known = await trx("events").where({ id: event.id }).first<{ id: string } | undefined>("id");
         if (known) return false;
-        return appendToOutbox(trx, {
+        const added = await appendToOutbox(trx, {
           eventId: event.id,
           subject: eventSubject(deps.namespace, event.tenant, event.type),
           payload,
         });
+        if (!added) return false;
+        // The fan-out may have recorded the event and deleted its outbox row after the check above
+        // (this insert then waited for that commit): a new row would be an orphan the fan-out
+        // never removes, its publish dropped by the stream as a duplicate. This statement sees
+        // that commit.
+        const recorded = await trx("events").where({ id: event.id }).first<{ id: string } | undefined>("id");
+        if (!recorded) return true;
+        await trx("outbox").where({ event_id: event.id }).delete();
+        return false;
       });
       if (appended) deps.kickRelay();
       return { eventId: event.id, duplicate: !appended };
