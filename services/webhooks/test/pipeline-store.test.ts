@@ -21,6 +21,8 @@ import type { DeliveryQueue } from "../src/events/delivery-jobs.js";
 import { createJetStreamDeliveryQueue } from "../src/events/delivery-queue.js";
 import { decodeBusMessage, fanOutEvent } from "../src/events/fanout.js";
 import { declareStreams, deleteStreams, streamNames, type StreamNames } from "../src/events/streams.js";
+import { createEventService } from "../src/grpc/event-service.js";
+import type { CallContext } from "@platform/service-kit/grpc-server";
 
 const delays = [1000, 2000, 3000, 4000, 5000, 6000, 7000];
 
@@ -104,6 +106,52 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       occurredAt: new Date("2026-11-22T10:00:00Z"),
       object: { booking_id: "bk_1" },
     };
+
+    it("removes the event's outbox row with the event; a publish racing that commit adds no row back", async () => {
+      const events = createEventService({ db, namespace: names.namespace, kickRelay: () => undefined });
+      const context = {} as CallContext;
+      const request = {
+        tenantId: "race",
+        type: "booking.created",
+        dataJson: "{}",
+        eventId: "evt_race_1",
+        occurredAt: "",
+      };
+      expect(await events.publishEvent(request, context)).toEqual({ eventId: "evt_race_1", duplicate: false });
+      expect(await db("outbox").where({ event_id: "evt_race_1" }).count<{ count: string }[]>()).toEqual([
+        { count: "1" },
+      ]);
+      const message = (await db("outbox").where({ event_id: "evt_race_1" }).first<{ payload: Buffer }>("payload"))!;
+      const decoded = decodeBusMessage(message.payload);
+      if (!decoded.ok) throw new Error(decoded.problems.join("; "));
+
+      // The fan-out records the event and deletes the row; before it commits, the same event is
+      // published again (a retry whose first answer was lost): its insert waits for that commit.
+      const fanout = await db.transaction();
+      await fanout("events").insert({
+        id: "evt_race_1",
+        tenant_id: "race",
+        type: "booking.created",
+        occurred_at: new Date(),
+        data: "{}",
+        livemode: true,
+      });
+      await fanout("outbox").where({ event_id: "evt_race_1" }).delete();
+      const retry = events.publishEvent(request, context);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await fanout.commit();
+      expect(await retry).toEqual({ eventId: "evt_race_1", duplicate: true });
+      expect(await db("outbox").where({ event_id: "evt_race_1" }).count<{ count: string }[]>()).toEqual([
+        { count: "0" },
+      ]);
+
+      // A redelivered event removes a row left behind all the same.
+      await db("outbox").insert({ event_id: "evt_race_1", subject: "s", payload: message.payload });
+      expect((await fanOutEvent(db, queue, decoded.event)).newEvent).toBe(false);
+      expect(await db("outbox").where({ event_id: "evt_race_1" }).count<{ count: string }[]>()).toEqual([
+        { count: "0" },
+      ]);
+    });
 
     it("makes one delivery per matching, non-deleted endpoint of the tenant, and never a second", async () => {
       const active = await endpoint("fan");
