@@ -45,11 +45,25 @@ async function main() {
   });
 
   const names = streamNames(config.NATS_NAMESPACE);
+  // Until it succeeds: a reconnect may be the last one for a long time, and without the streams
+  // and consumers (a server that lost its store) nothing is published or delivered.
+  let redeclaring = false;
   const redeclare = async () => {
+    if (redeclaring) return;
+    redeclaring = true;
     try {
-      await declareStreams(await nc.jetstreamManager(), names, { leaseMs: config.WEBHOOKS_LEASE });
-    } catch (error) {
-      logger.warn({ err: error }, "declaring the streams after a reconnect failed; the next reconnect tries again");
+      for (let failures = 1; !nc.isClosed(); failures++) {
+        try {
+          await declareStreams(await nc.jetstreamManager(), names, { leaseMs: config.WEBHOOKS_LEASE });
+          return;
+        } catch (error) {
+          const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+          logger.warn({ err: error, failures, pauseMs }, "declaring the streams after a reconnect failed; retrying");
+          await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
+        }
+      }
+    } finally {
+      redeclaring = false;
     }
   };
   const nc = await connectNats({
