@@ -121,7 +121,7 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       expect(await db("outbox").where({ event_id: "evt_race_1" }).count<{ count: string }[]>()).toEqual([
         { count: "1" },
       ]);
-      const message = (await db("outbox").where({ event_id: "evt_race_1" }).first<{ payload: Buffer }>("payload"))!;
+      const message = await db("outbox").where({ event_id: "evt_race_1" }).first<{ payload: Buffer }>("payload");
       const decoded = decodeBusMessage(message.payload);
       if (!decoded.ok) throw new Error(decoded.problems.join("; "));
 
