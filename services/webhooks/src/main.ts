@@ -20,6 +20,7 @@ import { createHttpsSender } from "./delivery/https-sender.js";
 import { startJanitor } from "./delivery/janitor.js";
 import { createPipelineMetrics } from "./delivery/pipeline-metrics.js";
 import { startSweeper } from "./delivery/sweeper.js";
+import { createTargetRefusalCounter } from "./delivery/target-refusals.js";
 import { createTargetResolver } from "./delivery/target-resolver.js";
 import { createJetStreamDeliveryQueue } from "./events/delivery-queue.js";
 import { startFanout } from "./events/fanout.js";
@@ -73,7 +74,13 @@ async function main() {
     metricPrefix: "webhooks",
   });
   const queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });
-  const targets = createTargetResolver({ allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
+  const targetRefused = createTargetRefusalCounter(registry);
+  const targetsFor = (check: "endpoint" | "attempt") =>
+    createTargetResolver({
+      allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
+      allowedPorts: config.WEBHOOKS_ALLOWED_PORTS,
+      onRefusal: (refusal) => targetRefused(check, refusal),
+    });
 
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const grpc = await startGrpcServer({
@@ -97,7 +104,7 @@ async function main() {
             db,
             keyRing,
             queue,
-            targets,
+            targets: targetsFor("endpoint"),
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
             retentionMs: config.WEBHOOKS_RETENTION,
           }),
@@ -121,7 +128,7 @@ async function main() {
     names,
     store: createAttemptStore(db),
     keyRing,
-    targets,
+    targets: targetsFor("attempt"),
     sender,
     metrics: pipelineMetrics,
     logger: logger.child({ component: "delivery" }),

@@ -104,14 +104,20 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         // Resolving the name counts toward the attempt's deadline.
         let timer: NodeJS.Timeout | undefined;
         target = await Promise.race([
-          options.targets.resolve(url.hostname),
+          options.targets.resolve(url),
           new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), options.timeoutMs))),
         ]).finally(() => clearTimeout(timer));
       } catch (error) {
         if (!(error instanceof TargetNotAllowedError)) throw error;
         logger.warn(
-          { deliveryId: delivery.id, endpointId: delivery.endpointId, refusal: error.refusal },
-          "the endpoint's host resolves to an address deliveries may not reach",
+          {
+            eventId: delivery.eventId,
+            deliveryId: delivery.id,
+            endpointId: delivery.endpointId,
+            refusal: error.refusal,
+            address: error.address,
+          },
+          "the endpoint's URL is not a target deliveries may reach; no connection made",
         );
         return failed({ kind: "target_not_allowed" });
       }
