@@ -6,7 +6,8 @@
  *
  * It fetches only as many jobs as it has free slots (WEBHOOKS_CONCURRENCY), so no job waits in a
  * client buffer past its ack wait; a job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
- * is nak'ed with a short delay.
+ * waits in this process for one of its attempts to finish (at most as many again per endpoint,
+ * counted against the slots; endpoint-slots.ts), and beyond that is nak'ed with a short delay.
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
@@ -16,6 +17,7 @@ import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecret
 import { decodeDeliveryJob } from "../events/delivery-queue.js";
 import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
 import type { AttemptStore, ClaimedDelivery } from "./attempt-store.js";
+import { createEndpointSlots } from "./endpoint-slots.js";
 import type { DeliveryResponse, HttpsSender } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";
 import { TargetNotAllowedError, type ResolvedTarget, type TargetResolver } from "./target-resolver.js";
@@ -72,7 +74,7 @@ function secretsOf(delivery: ClaimedDelivery, ring: SecretKeyRing): EndpointSecr
 export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { logger, metrics } = options;
   const leaseMs = Math.max(60_000, options.timeoutMs + 30_000);
-  const perEndpoint = new Map<string, number>();
+  const slots = createEndpointSlots<JsMsg>(options.endpointConcurrency);
   const inFlight = new Set<Promise<void>>();
   let running = true;
   let current: ConsumerMessages | undefined;
@@ -230,22 +232,22 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
 
   function dispatch(msg: JsMsg): void {
     const endpointId = endpointOfDeliverySubject(options.names.namespace, msg.subject);
-    const busy = perEndpoint.get(endpointId) ?? 0;
-    if (busy >= options.endpointConcurrency) {
-      msg.nak(busyDelayMs);
-      return;
-    }
-    perEndpoint.set(endpointId, busy + 1);
+    const admission = slots.admit(endpointId, msg);
+    if (admission === "refuse") msg.nak(busyDelayMs);
+    if (admission === "run") run(endpointId, msg);
+  }
+
+  function run(endpointId: string, msg: JsMsg): void {
     const task = attempt(msg)
       .catch((error: unknown) => {
         logger.warn({ err: error, subject: msg.subject }, "a delivery job failed; it comes back later");
         msg.nak(failureDelayMs);
       })
       .finally(() => {
-        const left = (perEndpoint.get(endpointId) ?? 1) - 1;
-        if (left === 0) perEndpoint.delete(endpointId);
-        else perEndpoint.set(endpointId, left);
         inFlight.delete(task);
+        const next = slots.release(endpointId);
+        if (next && running) run(endpointId, next);
+        else if (next) next.nak();
         slotFreed?.();
       });
     inFlight.add(task);
@@ -255,7 +257,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     let failures = 0;
     let consumer: Consumer | undefined;
     while (running) {
-      const free = options.concurrency - inFlight.size;
+      const free = options.concurrency - inFlight.size - slots.waiting;
       if (free <= 0) {
         await new Promise<void>((resolve) => (slotFreed = resolve));
         slotFreed = undefined;
@@ -283,6 +285,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     async stop(graceMs) {
       running = false;
       current?.stop();
+      // Jobs waiting for their endpoint come back at once (to this or another worker).
+      for (const msg of slots.drain()) msg.nak();
       stopWait?.();
       slotFreed?.();
       await loop;
