@@ -14,6 +14,7 @@ import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
+import { withBatchedAttempts } from "./delivery/attempt-batcher.js";
 import { createAttemptStore } from "./delivery/attempt-store.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
@@ -126,7 +127,8 @@ async function main() {
   const worker = startDeliveryWorker({
     js,
     names,
-    store: createAttemptStore(db),
+    // Attempts finishing together are recorded in one transaction (acks still follow the commit).
+    store: withBatchedAttempts(createAttemptStore(db), db),
     keyRing,
     targets: targetsFor("attempt"),
     sender,
