@@ -15,6 +15,7 @@ import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutd
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
 import { withBatchedAttempts } from "./delivery/attempt-batcher.js";
+import { withBatchedClaims } from "./delivery/claim-batcher.js";
 import { createAttemptStore } from "./delivery/attempt-store.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
@@ -127,8 +128,9 @@ async function main() {
   const worker = startDeliveryWorker({
     js,
     names,
-    // Attempts finishing together are recorded in one transaction (acks still follow the commit).
-    store: withBatchedAttempts(createAttemptStore(db), db),
+    // A fetch's jobs are claimed by one statement; attempts finishing together are recorded in
+    // one transaction (acks still follow the commit).
+    store: withBatchedClaims(withBatchedAttempts(createAttemptStore(db), db), db),
     keyRing,
     targets: targetsFor("attempt"),
     sender,

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
 import { createAttemptBatcher } from "../src/delivery/attempt-batcher.js";
-import type { AttemptRecord, AttemptStore } from "../src/delivery/attempt-store.js";
+import { createAttemptStore, type AttemptRecord, type AttemptStore } from "../src/delivery/attempt-store.js";
+import { withBatchedClaims } from "../src/delivery/claim-batcher.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
 
@@ -158,5 +159,36 @@ describe("batched attempt records (real Postgres)", () => {
     );
     expect(await db("attempts").whereIn("delivery_id", ids).count<{ count: string }[]>()).toEqual([{ count: "40" }]);
     expect(statements.filter((sql) => /^commit/i.test(sql)).length).toBeLessThanOrEqual(3);
+  });
+
+  it("claims a fetch's jobs in one statement, answering claimed, stale and leased like the store", async () => {
+    const store = withBatchedClaims(createAttemptStore(db), db);
+    const endpointId = await endpoint();
+    const ids = await Promise.all(Array.from({ length: 10 }, () => delivery(endpointId)));
+    // delivery() leaves a lease: these are free again; the last one stays leased.
+    await db("deliveries").whereIn("id", ids.slice(0, 9)).update({ leased_until: null });
+    await db("deliveries").where({ id: ids[8] }).update({ status: "succeeded" });
+    statements.length = 0;
+    const results = await Promise.all([
+      ...ids.map((id) => store.claim({ deliveryId: id, generation: 1 }, 60_000)),
+      store.claim({ deliveryId: ids[0]!, generation: 2 }, 60_000),
+      store.claim({ deliveryId: "dlv_missing", generation: 1 }, 60_000),
+    ]);
+    expect(results.slice(0, 8).map((r) => r.kind)).toEqual(Array(8).fill("claimed"));
+    const first = results[0];
+    expect(first?.kind === "claimed" && first.delivery).toMatchObject({
+      id: ids[0],
+      endpointId,
+      url: "https://hooks.example.com/x",
+      paused: false,
+      deleted: false,
+      generation: 1,
+    });
+    expect(first?.kind === "claimed" && first.delivery.dueInMs).toBeLessThanOrEqual(0);
+    expect(results.slice(8).map((r) => r.kind)).toEqual(["stale", "leased", "stale", "stale"]);
+    // One statement claimed the eight; the others were looked at one by one.
+    expect(statements.filter((sql) => /for update of d skip locked/.test(sql))).toHaveLength(1);
+    // Claimed now: a second claim is leased.
+    expect((await store.claim({ deliveryId: ids[1]!, generation: 1 }, 60_000)).kind).toBe("leased");
   });
 });
