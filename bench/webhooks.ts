@@ -24,6 +24,7 @@
  * attempts in flight at min(64, 8 x RECEIVERS); the baseline uses that many. Targets (issue 9):
  * pipeline >= 0.5 of the baseline's deliveries/s; open-loop p99 < 250 ms. Env: BENCH_ROUNDS,
  * BENCH_EVENTS, BENCH_DURATION, BENCH_RECEIVERS (4), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF,
+ * BENCH_OPEN_RATE (deliveries/s of the open-loop run instead of half the measured rate),
  * and WEBHOOKS_* variables, which are passed to the service.
  */
 import { fork, type ChildProcess } from "node:child_process";
@@ -305,7 +306,9 @@ async function main() {
     const baselineRate = mean(baselineRuns.map((r) => r.deliveriesPerSecond));
 
     // Open loop at half the saturation rate, with commits and JetStream traffic counted around it.
-    const eventRate = Math.max(1, pipelineRate / 2 / receiverCount);
+    // BENCH_OPEN_RATE (deliveries/s) replaces half the measured rate (to compare builds at one rate).
+    const openRate = Number(process.env.BENCH_OPEN_RATE ?? 0) || pipelineRate / 2;
+    const eventRate = Math.max(1, openRate / receiverCount);
     const counters = async () => {
       // An idle backend flushes its pending statistics within PGSTAT_IDLE_INTERVAL (10 s).
       await sleep(11_000);

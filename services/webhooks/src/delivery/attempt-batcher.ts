@@ -1,6 +1,7 @@
 /**
  * Group commit for attempt records: the delivery worker's `recordAttempt` calls that arrive while
- * a batch is being written are written together in the next one, one transaction for all of
+ * batches are being written (at most `maxWriters` at once) are written together in the next one,
+ * one transaction for all of
  * them (lock the deliveries in id order, one multi-row INSERT of the attempts, one UPDATE of the
  * deliveries, one UPDATE of the endpoints a dead-letter pauses). Each caller's promise resolves
  * only after that transaction committed, so the worker still acks a job only once its attempt
@@ -40,6 +41,8 @@ interface LockedRow {
 export interface AttemptBatcherOptions {
   /** Attempts per transaction at most. */
   maxBatch?: number;
+  /** Transactions in flight at most (each batch locks only its own deliveries, in id order). */
+  maxWriters?: number;
 }
 
 /** `store` with its recordAttempt replaced by the batched one. */
@@ -50,11 +53,12 @@ export function withBatchedAttempts(store: AttemptStore, db: Knex, options: Atte
 export function createAttemptBatcher(db: Knex, options: AttemptBatcherOptions = {}): AttemptStore["recordAttempt"] {
   const maxBatch = options.maxBatch ?? 128;
   let queue: Pending[] = [];
-  let writing = false;
+  const maxWriters = options.maxWriters ?? 4;
+  let writing = 0;
   let scheduled = false;
 
   function schedule() {
-    if (writing || scheduled || queue.length === 0) return;
+    if (writing >= maxWriters || scheduled || queue.length === 0) return;
     scheduled = true;
     setImmediate(() => {
       scheduled = false;
@@ -63,8 +67,8 @@ export function createAttemptBatcher(db: Knex, options: AttemptBatcherOptions = 
   }
 
   async function flush() {
-    if (writing || queue.length === 0) return;
-    writing = true;
+    if (writing >= maxWriters || queue.length === 0) return;
+    writing += 1;
     // One attempt per delivery in a batch; a second one (never expected: the lease) waits.
     const seen = new Set<string>();
     const batch: Pending[] = [];
@@ -86,7 +90,7 @@ export function createAttemptBatcher(db: Knex, options: AttemptBatcherOptions = 
     } catch (error) {
       for (const item of batch) item.reject(error);
     } finally {
-      writing = false;
+      writing -= 1;
       schedule();
     }
   }
