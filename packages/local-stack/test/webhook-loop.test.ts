@@ -62,6 +62,8 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
         DATABASE_URL: scratch.url,
         STACK_DATA_DIR: dataDir,
         WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+        // The README says 8443; this test cannot count on that port being free.
+        WEBHOOKS_ALLOWED_PORTS: "1024-65535",
         NODE_EXTRA_CA_CERTS: caPath,
         // Seconds instead of minutes, so the whole retry schedule runs within the test.
         WEBHOOKS_RETRY_DELAYS: "1s,1s,1s,1s,1s,1s,1s",

@@ -31,7 +31,7 @@ export interface TestStack {
 /**
  * catalog, notify, webhooks and gateway as separate processes over a scratch database, on free
  * ports; webhooks with its own NATS namespace (its streams are deleted at stop) and
- * WEBHOOKS_ALLOW_PRIVATE_TARGETS=true unless `extraWebhooksEnv` says otherwise.
+ * WEBHOOKS_ALLOW_PRIVATE_TARGETS=true and WEBHOOKS_ALLOWED_PORTS=1-65535 unless `extraWebhooksEnv` says otherwise.
  */
 export async function startTestStack(
   extraGatewayEnv: Record<string, string> = {},
@@ -93,6 +93,8 @@ export async function startTestStack(
           NATS_URL: testNatsUrl(),
           NATS_NAMESPACE: natsNamespace,
           WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+          // Tests point endpoints at random ports and at port 9 (nothing listens there).
+          WEBHOOKS_ALLOWED_PORTS: "1-65535",
           ...extraWebhooksEnv,
         },
       }),

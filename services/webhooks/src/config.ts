@@ -8,6 +8,7 @@ import {
 } from "@platform/service-kit/config";
 import { defaultRetryDelays, parseRetryDelays } from "./domain/retry-schedule.js";
 import { parseSecretsKey } from "./domain/secret-box.js";
+import { parseAllowedPorts } from "./domain/target-address.js";
 
 const flag = (fallback: boolean) =>
   z
@@ -57,6 +58,21 @@ const schema = z
       }),
     /** Lifts the address check on endpoint URLs (never the https rule): local development and tests only. */
     WEBHOOKS_ALLOW_PRIVATE_TARGETS: flag(false),
+    /**
+     * Ports endpoint URLs may use besides 443 (always allowed): a list and ranges such as
+     * `8443,9000-9100`. WEBHOOKS_ALLOW_PRIVATE_TARGETS does not lift this rule.
+     */
+    WEBHOOKS_ALLOWED_PORTS: z
+      .string()
+      .default("443")
+      .transform((text, ctx) => {
+        try {
+          return parseAllowedPorts(text);
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
     /** How long one attempt may take, connection to last byte. */
     WEBHOOKS_DELIVERY_TIMEOUT: env.duration(10_000),
     /**

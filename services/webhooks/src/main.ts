@@ -14,12 +14,15 @@ import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
+import { withBatchedAttempts } from "./delivery/attempt-batcher.js";
+import { withBatchedClaims } from "./delivery/claim-batcher.js";
 import { createAttemptStore } from "./delivery/attempt-store.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
 import { startJanitor } from "./delivery/janitor.js";
 import { createPipelineMetrics } from "./delivery/pipeline-metrics.js";
 import { startSweeper } from "./delivery/sweeper.js";
+import { createTargetRefusalCounter } from "./delivery/target-refusals.js";
 import { createTargetResolver } from "./delivery/target-resolver.js";
 import { createJetStreamDeliveryQueue } from "./events/delivery-queue.js";
 import { startFanout } from "./events/fanout.js";
@@ -89,7 +92,13 @@ async function main() {
     metricPrefix: "webhooks",
   });
   const queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });
-  const targets = createTargetResolver({ allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
+  const targetRefused = createTargetRefusalCounter(registry);
+  const targetsFor = (check: "endpoint" | "attempt") =>
+    createTargetResolver({
+      allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
+      allowedPorts: config.WEBHOOKS_ALLOWED_PORTS,
+      onRefusal: (refusal) => targetRefused(check, refusal),
+    });
 
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const grpc = await startGrpcServer({
@@ -113,7 +122,7 @@ async function main() {
             db,
             keyRing,
             queue,
-            targets,
+            targets: targetsFor("endpoint"),
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
             retentionMs: config.WEBHOOKS_RETENTION,
           }),
@@ -135,9 +144,11 @@ async function main() {
   const worker = startDeliveryWorker({
     js,
     names,
-    store: createAttemptStore(db),
+    // A fetch's jobs are claimed by one statement; attempts finishing together are recorded in
+    // one transaction (acks still follow the commit).
+    store: withBatchedClaims(withBatchedAttempts(createAttemptStore(db), db), db),
     keyRing,
-    targets,
+    targets: targetsFor("attempt"),
     sender,
     metrics: pipelineMetrics,
     logger: logger.child({ component: "delivery" }),

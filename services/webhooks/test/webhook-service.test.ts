@@ -23,11 +23,13 @@ import { createDatabase, migrateToLatest, type Knex } from "@platform/service-ki
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
-import { createTargetResolver } from "../src/delivery/target-resolver.js";
+import { createTargetResolver, type TargetRefusal } from "../src/delivery/target-resolver.js";
+import { parseAllowedPorts } from "../src/domain/target-address.js";
 import { newDeliveryId, newEventId } from "../src/domain/ids.js";
 import { openSecret, parseSecretsKey, type SecretKeyRing } from "../src/domain/secret-box.js";
 import type { DeliveryJob } from "../src/events/delivery-jobs.js";
 import { createWebhookService } from "../src/grpc/webhook-service.js";
+import { literalHost, refusedTargets, stubLookup } from "./refused-targets.js";
 
 type Methods = typeof WebhookServiceService;
 type RequestOf<K extends keyof Methods> = Parameters<Methods[K]["requestSerialize"]>[0];
@@ -52,15 +54,19 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
   const other = `ten_${randomBytes(4).toString("hex")}`;
   const key = (label = "k") => `${label}-${Date.now()}-${n++}`;
 
-  /** Names under .test resolve to a public address; private.test to 10.0.0.1. */
+  /** Names under .test resolve to a public address; private.test to 10.0.0.1; .ssrf.test as the table says. */
+  const ssrfLookup = stubLookup();
+  const refusals: TargetRefusal[] = [];
   const lookup = (hostname: string) =>
-    Promise.resolve(
-      hostname.startsWith("private.")
-        ? [{ address: "10.0.0.1", family: 4 }]
-        : hostname.startsWith("loopback.")
-          ? [{ address: "127.0.0.1", family: 4 }]
-          : [{ address: "93.184.215.14", family: 4 }],
-    );
+    hostname.endsWith(".ssrf.test")
+      ? ssrfLookup(hostname)
+      : Promise.resolve(
+          hostname.startsWith("private.")
+            ? [{ address: "10.0.0.1", family: 4 }]
+            : hostname.startsWith("loopback.")
+              ? [{ address: "127.0.0.1", family: 4 }]
+              : [{ address: "93.184.215.14", family: 4 }],
+        );
 
   function rpc<K extends keyof Methods>(method: K, request: RequestOf<K>): Promise<ResponseOf<K>> {
     return callUnary<RequestOf<K>, ResponseOf<K>>(client, WebhookServiceService[method] as never, request, {
@@ -185,7 +191,12 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
                   return Promise.resolve();
                 },
               },
-              targets: createTargetResolver({ allowPrivate: false, lookup }),
+              targets: createTargetResolver({
+                allowPrivate: false,
+                allowedPorts: parseAllowedPorts("8443"),
+                lookup,
+                onRefusal: (refusal) => refusals.push(refusal),
+              }),
               idempotency: defaultIdempotencyOptions,
             }),
             instrumentation,
@@ -281,6 +292,61 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       // A refusal does not use up the key.
       const fixed = await rpc("createEndpoint", createRequest({ idempotencyKey: request.idempotencyKey }));
       expect(fixed.replayed).toBe(false);
+    });
+  });
+
+  describe("the SSRF guard at creation and update (every range, a DNS stub)", () => {
+    const cases = refusedTargets.flatMap((row) => [
+      { ...row, how: "a name resolving to", host: row.hostname },
+      { ...row, how: "the literal", host: literalHost(row.address) },
+    ]);
+
+    it.each(cases)("refuses $how $address ($range) with 400 webhook.target_not_allowed", async (row) => {
+      const url = `https://${row.host}/hook`;
+      const before = refusals.length;
+      const created = await failure(rpc("createEndpoint", createRequest({ url })));
+      expect(created).toMatchObject({ status: "INVALID_ARGUMENT", code: "webhook.target_not_allowed" });
+      expect(created.details).toContain(row.refusal.replace("_", "-"));
+      // An update to the same URL is refused the same way, and the endpoint keeps its URL.
+      const { endpoint } = await create();
+      const updated = await failure(
+        rpc("updateEndpoint", {
+          tenantId: tenant,
+          endpointId: endpoint!.id,
+          url,
+          eventTypes: undefined,
+          idempotencyKey: key("ssrf"),
+        }),
+      );
+      expect(updated).toMatchObject({ status: "INVALID_ARGUMENT", code: "webhook.target_not_allowed" });
+      expect((await rpc("getEndpoint", { tenantId: tenant, endpointId: endpoint!.id })).endpoint!.url).toBe(
+        endpoint!.url,
+      );
+      expect(refusals.slice(before)).toEqual([row.refusal, row.refusal]);
+    });
+
+    it.each([
+      ["a name with one loopback answer among public ones", "https://mixed.ssrf.test/hook", /loopback/],
+      ["a name that does not resolve", "https://nowhere.ssrf.test/hook", /does not resolve/],
+      ["port 8080 (not in WEBHOOKS_ALLOWED_PORTS)", "https://public.ssrf.test:8080/hook", /port 8080.*443,8443/],
+      ["port 22", "https://public.ssrf.test:22/hook", /port 22 /],
+    ])("refuses %s", async (_name, url, detail) => {
+      const refused = await failure(rpc("createEndpoint", createRequest({ url })));
+      expect(refused).toMatchObject({ status: "INVALID_ARGUMENT", code: "webhook.target_not_allowed" });
+      expect(refused.details).toMatch(detail);
+    });
+
+    it("accepts public names and addresses on 443 and on a port WEBHOOKS_ALLOWED_PORTS lists", async () => {
+      for (const url of [
+        "https://public.ssrf.test/hook",
+        "https://public.ssrf.test:8443/hook",
+        "https://8.8.8.8/hook",
+        "https://[2606:4700:4700::1111]/hook",
+        "https://[::ffff:8.8.8.8]/hook",
+      ]) {
+        const { endpoint } = await create({ url });
+        expect(endpoint!.url).toBe(new URL(url).href);
+      }
     });
   });
 

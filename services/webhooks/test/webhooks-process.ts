@@ -1,6 +1,6 @@
 /**
  * A webhooks service process for cross-process tests: its own scratch database and NATS
- * namespace, private targets allowed, retries a second apart; and what a test needs around it (a
+ * namespace, private targets and ports 1024-65535 allowed, retries a second apart; and what a test needs around it (a
  * knex handle on its schema, an EventService client, a NATS connection, endpoint seeding).
  */
 import { randomBytes } from "node:crypto";
@@ -85,6 +85,8 @@ export async function startWebhooks(options: {
         NATS_URL: natsUrl,
         NATS_NAMESPACE: namespace,
         WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+        // Receivers listen on random ports: the port rule is not lifted by the flag above.
+        WEBHOOKS_ALLOWED_PORTS: "1024-65535",
         WEBHOOKS_RETRY_DELAYS: "1s,1s,1s,1s,1s,1s,1s",
         GRPC_HOST: "127.0.0.1",
         GRPC_PORT: "0",

@@ -34,7 +34,10 @@ export const problemCodes = {
   "partner.action_outcome_unknown": { status: 409, title: "The outcome of the action is unknown" },
   "partner.channel_rate_limited": { status: 429, title: "The messaging channel is rate limited" },
   "webhook.endpoint_invalid": { status: 400, title: "The webhook endpoint is invalid" },
-  "webhook.target_not_allowed": { status: 400, title: "The webhook URL's host is not a public address" },
+  "webhook.target_not_allowed": {
+    status: 400,
+    title: "The webhook URL's host is not a public address, or its port is not allowed",
+  },
   "webhook.event_type_unknown": { status: 400, title: "The event type is unknown" },
   "webhook.event_type_not_subscribable": { status: 400, title: "The event type cannot be subscribed to yet" },
   "webhook.endpoint_not_found": { status: 404, title: "Webhook endpoint not found" },

@@ -6,7 +6,8 @@
  *
  * It fetches only as many jobs as it has free slots (WEBHOOKS_CONCURRENCY), so no job waits in a
  * client buffer past its ack wait; a job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
- * is nak'ed with a short delay.
+ * waits in this process for one of its attempts to finish (at most as many again per endpoint,
+ * counted against the slots; endpoint-slots.ts), and beyond that is nak'ed with a short delay.
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
@@ -16,6 +17,7 @@ import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecret
 import { decodeDeliveryJob } from "../events/delivery-queue.js";
 import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
 import type { AttemptStore, ClaimedDelivery } from "./attempt-store.js";
+import { createEndpointSlots } from "./endpoint-slots.js";
 import type { DeliveryResponse, HttpsSender } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";
 import { TargetNotAllowedError, type ResolvedTarget, type TargetResolver } from "./target-resolver.js";
@@ -80,7 +82,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   const { leaseMs } = options;
   // Several heartbeats per ack wait, so one late timer never lets a live job's ack wait expire.
   const heartbeatEveryMs = Math.max(250, Math.min(heartbeatMs, Math.floor(leaseMs / 4)));
-  const perEndpoint = new Map<string, number>();
+  const slots = createEndpointSlots<JsMsg>(options.endpointConcurrency);
   const inFlight = new Set<Promise<void>>();
   let running = true;
   let current: ConsumerMessages | undefined;
@@ -112,14 +114,20 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         // Resolving the name counts toward the attempt's deadline.
         let timer: NodeJS.Timeout | undefined;
         target = await Promise.race([
-          options.targets.resolve(url.hostname),
+          options.targets.resolve(url),
           new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), options.timeoutMs))),
         ]).finally(() => clearTimeout(timer));
       } catch (error) {
         if (!(error instanceof TargetNotAllowedError)) throw error;
         logger.warn(
-          { deliveryId: delivery.id, endpointId: delivery.endpointId, refusal: error.refusal },
-          "the endpoint's host resolves to an address deliveries may not reach",
+          {
+            eventId: delivery.eventId,
+            deliveryId: delivery.id,
+            endpointId: delivery.endpointId,
+            refusal: error.refusal,
+            address: error.address,
+          },
+          "the endpoint's URL is not a target deliveries may reach; no connection made",
         );
         return failed({ kind: "target_not_allowed" });
       }
@@ -232,22 +240,22 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
 
   function dispatch(msg: JsMsg): void {
     const endpointId = endpointOfDeliverySubject(options.names.namespace, msg.subject);
-    const busy = perEndpoint.get(endpointId) ?? 0;
-    if (busy >= options.endpointConcurrency) {
-      msg.nak(busyDelayMs);
-      return;
-    }
-    perEndpoint.set(endpointId, busy + 1);
+    const admission = slots.admit(endpointId, msg);
+    if (admission === "refuse") msg.nak(busyDelayMs);
+    if (admission === "run") run(endpointId, msg);
+  }
+
+  function run(endpointId: string, msg: JsMsg): void {
     const task = attempt(msg)
       .catch((error: unknown) => {
         logger.warn({ err: error, subject: msg.subject }, "a delivery job failed; it comes back later");
         msg.nak(failureDelayMs);
       })
       .finally(() => {
-        const left = (perEndpoint.get(endpointId) ?? 1) - 1;
-        if (left === 0) perEndpoint.delete(endpointId);
-        else perEndpoint.set(endpointId, left);
         inFlight.delete(task);
+        const next = slots.release(endpointId);
+        if (next && running) run(endpointId, next);
+        else if (next) next.nak();
         slotFreed?.();
       });
     inFlight.add(task);
@@ -257,7 +265,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     let failures = 0;
     let consumer: Consumer | undefined;
     while (running) {
-      const free = options.concurrency - inFlight.size;
+      const free = options.concurrency - inFlight.size - slots.waiting;
       if (free <= 0) {
         await new Promise<void>((resolve) => (slotFreed = resolve));
         slotFreed = undefined;
@@ -285,6 +293,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     async stop(graceMs) {
       running = false;
       current?.stop();
+      // Jobs waiting for their endpoint come back at once (to this or another worker).
+      for (const msg of slots.drain()) msg.nak();
       stopWait?.();
       slotFreed?.();
       await loop;

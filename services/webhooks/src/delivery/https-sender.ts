@@ -69,7 +69,8 @@ export function createHttpsSender(options: { socketsPerOrigin: number }): HttpsS
         agent: new Agent({
           keepAlive: true,
           maxSockets: options.socketsPerOrigin,
-          maxFreeSockets: 4,
+          // Every socket kept when idle: closing some after each burst costs a TLS handshake each.
+          maxFreeSockets: options.socketsPerOrigin,
           scheduling: "lifo",
         }),
         lastUsed: now,

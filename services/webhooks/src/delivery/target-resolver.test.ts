@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createTargetResolver, TargetNotAllowedError, type LookupAll } from "./target-resolver.js";
+import { parseAllowedPorts } from "../domain/target-address.js";
+import { createTargetResolver, TargetNotAllowedError, type LookupAll, type TargetRefusal } from "./target-resolver.js";
 
 /** A DNS stub: names and their answers. */
 const zone: Record<string, string[]> = {
@@ -46,5 +47,33 @@ describe("resolving an endpoint's host", () => {
     await expect(lenient.resolve("internal.example.com")).resolves.toEqual({ address: "10.0.0.5", family: 4 });
     await expect(lenient.resolve("127.0.0.1")).resolves.toEqual({ address: "127.0.0.1", family: 4 });
     await expect(lenient.resolve("nowhere.example.com")).rejects.toBeInstanceOf(TargetNotAllowedError);
+  });
+
+  it("checks a URL's port first: 443 and the listed ports; WEBHOOKS_ALLOW_PRIVATE_TARGETS does not lift it", async () => {
+    const refusals: TargetRefusal[] = [];
+    for (const allowPrivate of [false, true]) {
+      const resolver = createTargetResolver({
+        allowPrivate,
+        allowedPorts: parseAllowedPorts("8443"),
+        lookup,
+        onRefusal: (refusal) => refusals.push(refusal),
+      });
+      await expect(resolver.resolve(new URL("https://hooks.example.com/x"))).resolves.toMatchObject({ family: 4 });
+      await expect(resolver.resolve(new URL("https://hooks.example.com:8443/x"))).resolves.toMatchObject({ family: 4 });
+      const error = await resolver.resolve(new URL("https://hooks.example.com:8080/x")).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "webhook.target_not_allowed", refusal: "port_not_allowed" });
+      expect((error as Error).message).toBe("the url's port 8080 is not one webhooks may be sent to (443,8443)");
+    }
+    // Without a list only 443 is allowed; a refused port is refused before any lookup.
+    const strictPorts = createTargetResolver({ allowPrivate: true, lookup: () => Promise.reject(new Error("no")) });
+    await expect(strictPorts.resolve(new URL("https://x.example.com:8443/"))).rejects.toMatchObject({
+      refusal: "port_not_allowed",
+    });
+    await expect(strict.resolve(new URL("https://internal.example.com/"))).rejects.toMatchObject({
+      refusal: "private",
+      address: "10.0.0.5",
+      message: expect.stringContaining("private address (10.0.0.5)") as string,
+    });
+    expect(refusals).toEqual(["port_not_allowed", "port_not_allowed"]);
   });
 });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { classifyAddress, expandIpv6, isPublicAddress, type AddressClass } from "./target-address.js";
+import {
+  classifyAddress,
+  expandIpv6,
+  isAllowedPort,
+  isPublicAddress,
+  parseAllowedPorts,
+  portOfUrl,
+  type AddressClass,
+} from "./target-address.js";
 
 /** Every range deliveries may not reach, with real addresses at its edges and inside. */
 const refused: [string, AddressClass][] = [
@@ -92,5 +100,34 @@ describe("which addresses a delivery may reach", () => {
     expect(expandIpv6("::ffff:1.2.3.4")).toEqual([0, 0, 0, 0, 0, 0xffff, 0x0102, 0x0304]);
     expect(expandIpv6("fe80::1%lo")).toEqual([0xfe80, 0, 0, 0, 0, 0, 0, 1]);
     expect(expandIpv6("1::2::3")).toBeUndefined();
+  });
+});
+
+describe("which ports an endpoint URL may name (WEBHOOKS_ALLOWED_PORTS)", () => {
+  it("always allows 443, and what the list names (ports and ranges)", () => {
+    const only = parseAllowedPorts("443");
+    expect(only.text).toBe("443");
+    expect([443, 8443, 80, 22].map((p) => isAllowedPort(only, p))).toEqual([true, false, false, false]);
+    const listed = parseAllowedPorts(" 8443, 9000-9002 ,");
+    expect(listed.text).toBe("443,8443,9000-9002");
+    expect([443, 8443, 9000, 9002, 9003, 8999].map((p) => isAllowedPort(listed, p))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect(isAllowedPort(parseAllowedPorts(""), 443)).toBe(true);
+  });
+
+  it.each(["0", "65536", "x", "10-5", "1-2-3", "-5", "443.0"])("refuses %j", (text) => {
+    expect(() => parseAllowedPorts(text)).toThrow();
+  });
+
+  it("takes the URL's port, else 443", () => {
+    expect(portOfUrl(new URL("https://h/x"))).toBe(443);
+    expect(portOfUrl(new URL("https://h:443/x"))).toBe(443);
+    expect(portOfUrl(new URL("https://h:8443/x"))).toBe(8443);
   });
 });

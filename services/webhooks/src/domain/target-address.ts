@@ -130,3 +130,51 @@ export function classifyAddress(address: string): AddressClass | null {
 export function isPublicAddress(address: string): boolean {
   return classifyAddress(address) === null;
 }
+
+/**
+ * The ports endpoint URLs may name (WEBHOOKS_ALLOWED_PORTS): 443 always; others only when
+ * listed. WEBHOOKS_ALLOW_PRIVATE_TARGETS does not lift this rule.
+ */
+export interface AllowedPorts {
+  /** Inclusive ranges; 443 is always among them. */
+  readonly ranges: readonly (readonly [number, number])[];
+  /** The list as configured, for messages: "443" or "443,8443,1024-65535". */
+  readonly text: string;
+}
+
+export const defaultAllowedPorts: AllowedPorts = { ranges: [[443, 443]], text: "443" };
+
+/** Parses `443,8443,1024-65535` (ports and inclusive ranges, 1-65535); 443 is always added. */
+export function parseAllowedPorts(text: string): AllowedPorts {
+  const ranges: [number, number][] = [[443, 443]];
+  const port = (part: string) => {
+    if (!/^\d{1,5}$/.test(part)) throw new Error(`${JSON.stringify(part)} is not a port`);
+    const value = Number(part);
+    if (value < 1 || value > 65535) throw new Error(`${value} is not a port (1-65535)`);
+    return value;
+  };
+  for (const raw of text.split(",")) {
+    const part = raw.trim();
+    if (part === "") continue;
+    const [from, to, ...rest] = part.split("-");
+    if (rest.length > 0) throw new Error(`${JSON.stringify(part)} is not a port or a range`);
+    const low = port(from!.trim());
+    const high = to === undefined ? low : port(to.trim());
+    if (high < low) throw new Error(`${JSON.stringify(part)} is an empty range`);
+    ranges.push([low, high]);
+  }
+  const listed = text
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "" && part !== "443");
+  return { ranges, text: ["443", ...listed].join(",") };
+}
+
+/** The port a URL connects to (its explicit port, else 443 for https). */
+export function portOfUrl(url: URL): number {
+  return url.port === "" ? (url.protocol === "http:" ? 80 : 443) : Number(url.port);
+}
+
+export function isAllowedPort(allowed: AllowedPorts, port: number): boolean {
+  return allowed.ranges.some(([low, high]) => port >= low && port <= high);
+}

@@ -190,7 +190,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
   });
 
   async function checkTarget(url: string) {
-    await deps.targets.resolve(new URL(url).hostname);
+    await deps.targets.resolve(new URL(url));
   }
 
   /** Locks the endpoint, checks expected_version, writes the change: the common body of mutations. */

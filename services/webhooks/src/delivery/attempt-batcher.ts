@@ -1,0 +1,214 @@
+/**
+ * Group commit for attempt records: the delivery worker's `recordAttempt` calls that arrive while
+ * batches are being written (at most `maxWriters` at once) are written together in the next one,
+ * one transaction for all of
+ * them (lock the deliveries in id order, one multi-row INSERT of the attempts, one UPDATE of the
+ * deliveries, one UPDATE of the endpoints a dead-letter pauses). Each caller's promise resolves
+ * only after that transaction committed, so the worker still acks a job only once its attempt
+ * is durable. At low rates a batch holds one attempt and adds no wait (it is written on the
+ * next turn of the event loop); under load batches grow by themselves, and the commits (and
+ * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
+ */
+import type { Knex } from "@platform/service-kit/postgres";
+import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
+import {
+  deadLetterAttentionReason,
+  type AttemptRecord,
+  type AttemptStore,
+  type RecordedAttempt,
+} from "./attempt-store.js";
+
+interface Pending {
+  deliveryId: string;
+  attempt: AttemptRecord;
+  delaysMs: readonly number[];
+  resolve: (recorded: RecordedAttempt) => void;
+  reject: (error: unknown) => void;
+}
+
+interface LockedRow {
+  id: string;
+  endpoint_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  attempts_total: number;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  generation: number;
+  paused: boolean;
+}
+
+export interface AttemptBatcherOptions {
+  /** Attempts per transaction at most. */
+  maxBatch?: number;
+  /** Transactions in flight at most (each batch locks only its own deliveries, in id order). */
+  maxWriters?: number;
+}
+
+/** `store` with its recordAttempt replaced by the batched one. */
+export function withBatchedAttempts(store: AttemptStore, db: Knex, options: AttemptBatcherOptions = {}): AttemptStore {
+  return { ...store, recordAttempt: createAttemptBatcher(db, options) };
+}
+
+export function createAttemptBatcher(db: Knex, options: AttemptBatcherOptions = {}): AttemptStore["recordAttempt"] {
+  const maxBatch = options.maxBatch ?? 128;
+  let queue: Pending[] = [];
+  const maxWriters = options.maxWriters ?? 4;
+  let writing = 0;
+  let scheduled = false;
+
+  function schedule() {
+    if (writing >= maxWriters || scheduled || queue.length === 0) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      void flush();
+    });
+  }
+
+  async function flush() {
+    if (writing >= maxWriters || queue.length === 0) return;
+    writing += 1;
+    // One attempt per delivery in a batch; a second one (never expected: the lease) waits.
+    const seen = new Set<string>();
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    for (const item of queue) {
+      if (batch.length < maxBatch && !seen.has(item.deliveryId)) {
+        seen.add(item.deliveryId);
+        batch.push(item);
+      } else rest.push(item);
+    }
+    queue = rest;
+    try {
+      const outcomes = await writeBatch(db, batch);
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome instanceof Error) item.reject(outcome);
+        else item.resolve(outcome);
+      });
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+    } finally {
+      writing -= 1;
+      schedule();
+    }
+  }
+
+  return (deliveryId, attempt, delaysMs) =>
+    new Promise<RecordedAttempt>((resolve, reject) => {
+      queue.push({ deliveryId, attempt, delaysMs, resolve, reject });
+      schedule();
+    });
+}
+
+async function writeBatch(db: Knex, batch: Pending[]): Promise<(RecordedAttempt | Error)[]> {
+  return db.transaction(async (trx) => {
+    const ids = batch.map((item) => item.deliveryId);
+    const locked = await trx.raw<{ rows: LockedRow[] }>(
+      `select d.id, d.endpoint_id, d.status, d.attempts, d.attempts_total, d.next_attempt_at, d.created_at,
+              d.generation, e.paused
+         from deliveries d join endpoints e on e.id = d.endpoint_id
+        where d.id = any(?::text[])
+        order by d.id
+          for update of d`,
+      [ids],
+    );
+    const rows = new Map(locked.rows.map((row) => [row.id, row]));
+    const attempts: Record<string, unknown>[] = [];
+    const updates: {
+      id: string;
+      status: DeliveryStatus;
+      attempts: number;
+      attemptsTotal: number;
+      nextAttemptAt: Date | null;
+      statusCode: number | null;
+      error: string | null;
+    }[] = [];
+    const pause = new Set<string>();
+    const outcomes = batch.map((item): RecordedAttempt | Error => {
+      const row = rows.get(item.deliveryId);
+      if (!row) return new Error(`delivery ${item.deliveryId} disappeared during its attempt`);
+      const { attempt } = item;
+      const number = row.attempts_total + 1;
+      attempts.push({
+        delivery_id: row.id,
+        endpoint_id: row.endpoint_id,
+        number,
+        attempted_at: attempt.attemptedAt,
+        duration_ms: attempt.durationMs,
+        succeeded: attempt.succeeded,
+        status_code: attempt.statusCode,
+        error: attempt.error,
+        response_body: attempt.responseBody.length > 0 ? attempt.responseBody : null,
+        response_body_truncated: attempt.responseBodyTruncated,
+      });
+      const state: DeliveryState = {
+        status: row.status,
+        attempts: row.attempts,
+        nextAttemptAt: row.next_attempt_at,
+        createdAt: row.created_at,
+      };
+      const transition = recordClaimedAttempt(
+        state,
+        { ok: attempt.succeeded },
+        {
+          // The wait before the next attempt counts from the end of this one.
+          now: new Date(attempt.attemptedAt.getTime() + attempt.durationMs),
+          delaysMs: item.delaysMs,
+          endpointPaused: row.paused,
+        },
+      );
+      const next = transition?.state ?? state;
+      updates.push({
+        id: row.id,
+        status: next.status,
+        attempts: transition ? next.attempts : row.attempts,
+        attemptsTotal: number,
+        nextAttemptAt: next.nextAttemptAt,
+        statusCode: attempt.statusCode,
+        error: attempt.error,
+      });
+      if (transition?.pauseEndpoint) pause.add(row.endpoint_id);
+      return {
+        number,
+        status: next.status,
+        nextAttemptAt: next.nextAttemptAt,
+        deadLettered: transition?.pauseEndpoint ?? false,
+      };
+    });
+    if (attempts.length > 0) {
+      await trx("attempts").insert(attempts);
+      await trx.raw(
+        `update deliveries d
+            set status = v.status, attempts = v.attempts, attempts_total = v.attempts_total,
+                next_attempt_at = v.next_attempt_at, leased_until = null,
+                last_status_code = v.last_status_code, last_error = v.last_error, updated_at = now()
+           from unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::text[])
+                  as v(id, status, attempts, attempts_total, next_attempt_at, last_status_code, last_error)
+          where d.id = v.id`,
+        [
+          updates.map((u) => u.id),
+          updates.map((u) => u.status),
+          updates.map((u) => u.attempts),
+          updates.map((u) => u.attemptsTotal),
+          updates.map((u) => u.nextAttemptAt),
+          updates.map((u) => u.statusCode),
+          updates.map((u) => u.error),
+          // Arrays with nulls: pg sends each as one array parameter; knex's types do not list them.
+        ] as unknown as readonly Knex.RawBinding[],
+      );
+    }
+    if (pause.size > 0) {
+      await trx("endpoints")
+        .whereIn("id", [...pause])
+        .update({
+          paused: true,
+          attention_reason: deadLetterAttentionReason,
+          version: trx.raw("version + 1"),
+          updated_at: trx.fn.now(),
+        });
+    }
+    return outcomes;
+  });
+}

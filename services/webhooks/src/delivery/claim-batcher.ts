@@ -1,0 +1,133 @@
+/**
+ * Group commit for claims: the jobs of one fetch are dispatched together, and their claims
+ * (AttemptStore.claim) arriving in the same turn of the event loop are made by one statement,
+ * one commit. Rows another transaction holds are skipped (no lock waits, no deadlock between
+ * batches), and every job the batch did not claim goes through the store's own claim, which
+ * also tells a stale job from a leased one. Same lease and answers as AttemptStore.claim.
+ */
+import type { Knex } from "@platform/service-kit/postgres";
+import type { DeliveryJob } from "../events/delivery-jobs.js";
+import type { AttemptStore, ClaimResult } from "./attempt-store.js";
+
+interface Pending {
+  job: DeliveryJob;
+  leaseMs: number;
+  resolve: (result: ClaimResult) => void;
+  reject: (error: unknown) => void;
+}
+
+interface ClaimRow {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  payload: string;
+  generation: number;
+  due_in_ms: string | number | null;
+  url: string;
+  paused: boolean;
+  deleted: boolean;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+  now: Date;
+}
+
+/** `store` with its claim replaced by the batched one. */
+export function withBatchedClaims(store: AttemptStore, db: Knex, maxBatch = 128): AttemptStore {
+  let queue: Pending[] = [];
+  let scheduled = false;
+
+  function flush(): void {
+    const all = queue;
+    queue = [];
+    // One lease length per statement (the worker uses one); a job twice in a batch goes alone.
+    const groups = new Map<number, Pending[]>();
+    const alone: Pending[] = [];
+    const seen = new Set<string>();
+    for (const item of all) {
+      if (seen.has(item.job.deliveryId)) {
+        alone.push(item);
+        continue;
+      }
+      seen.add(item.job.deliveryId);
+      const group = groups.get(item.leaseMs) ?? [];
+      group.push(item);
+      groups.set(item.leaseMs, group);
+    }
+    const fallback = (item: Pending) => store.claim(item.job, item.leaseMs).then(item.resolve, item.reject);
+    for (const [leaseMs, group] of groups) {
+      for (let from = 0; from < group.length; from += maxBatch) {
+        const batch = group.slice(from, from + maxBatch);
+        void claimBatch(db, batch, leaseMs).then(
+          (rows) => {
+            for (const item of batch) {
+              const row = rows.get(item.job.deliveryId);
+              if (row) item.resolve({ kind: "claimed", delivery: claimedOf(row) });
+              else void fallback(item);
+            }
+          },
+          (error: unknown) => {
+            for (const item of batch) item.reject(error);
+          },
+        );
+      }
+    }
+    for (const item of alone) void fallback(item);
+  }
+
+  return {
+    ...store,
+    claim(job, leaseMs) {
+      return new Promise<ClaimResult>((resolve, reject) => {
+        queue.push({ job, leaseMs, resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(() => {
+            scheduled = false;
+            flush();
+          });
+        }
+      });
+    },
+  };
+}
+
+async function claimBatch(db: Knex, batch: Pending[], leaseMs: number): Promise<Map<string, ClaimRow>> {
+  const claimed = await db.raw<{ rows: ClaimRow[] }>(
+    `with jobs as (select * from unnest(?::text[], ?::int[]) as j(id, generation)),
+          free as (
+            select d.id from deliveries d join jobs j on j.id = d.id and j.generation = d.generation
+             where d.status in ('pending', 'awaiting_retry')
+               and (d.leased_until is null or d.leased_until < now())
+             order by d.id
+               for update of d skip locked)
+     update deliveries d
+        set leased_until = now() + make_interval(secs => ?::double precision / 1000)
+       from free, endpoints e
+      where d.id = free.id and e.id = d.endpoint_id
+  returning d.id, d.event_id, d.endpoint_id, d.payload, d.generation,
+            extract(epoch from (d.next_attempt_at - now())) * 1000 as due_in_ms,
+            e.url, e.paused, e.deleted_at is not null as deleted,
+            e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now`,
+    [batch.map((item) => item.job.deliveryId), batch.map((item) => item.job.generation), leaseMs],
+  );
+  return new Map(claimed.rows.map((row) => [row.id, row]));
+}
+
+function claimedOf(row: ClaimRow) {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    payload: row.payload,
+    generation: row.generation,
+    dueInMs: row.due_in_ms === null ? 0 : Number(row.due_in_ms),
+    url: row.url,
+    paused: row.paused,
+    deleted: row.deleted,
+    secretSealed: row.secret_sealed,
+    previousSecretSealed: row.previous_secret_sealed,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    now: row.now,
+  };
+}

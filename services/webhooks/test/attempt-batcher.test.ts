@@ -1,0 +1,194 @@
+/**
+ * Group commit of attempt records (attempt-batcher.ts) against the real Postgres: the same rules
+ * per attempt as AttemptStore.recordAttempt (retries on the delays, the 8th failure dead-letters
+ * and pauses the endpoint, a paused endpoint holds), attempts that finish together written in
+ * one transaction, and one bad delivery failing only its own caller.
+ */
+import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrations } from "../migrations/index.js";
+import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { createAttemptBatcher } from "../src/delivery/attempt-batcher.js";
+import { createAttemptStore, type AttemptRecord, type AttemptStore } from "../src/delivery/attempt-store.js";
+import { withBatchedClaims } from "../src/delivery/claim-batcher.js";
+import { currentApiVersion } from "../src/domain/endpoint.js";
+import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
+
+const delays = [1000, 2000, 3000, 4000, 5000, 6000, 7000];
+
+describe("batched attempt records (real Postgres)", () => {
+  let scratch: ScratchDatabase;
+  let db: Knex;
+  let record: AttemptStore["recordAttempt"];
+  const statements: string[] = [];
+
+  const failed = (): AttemptRecord => ({
+    attemptedAt: new Date(),
+    durationMs: 5,
+    succeeded: false,
+    statusCode: 503,
+    error: "non_2xx_status",
+    responseBody: Buffer.from("down"),
+    responseBodyTruncated: false,
+  });
+  const succeeded = (): AttemptRecord => ({ ...failed(), succeeded: true, statusCode: 200, error: null });
+
+  async function endpoint(fields: Record<string, unknown> = {}): Promise<string> {
+    const id = newEndpointId();
+    await db("endpoints").insert({
+      id,
+      tenant_id: "b",
+      url: "https://hooks.example.com/x",
+      description: "d",
+      event_types: ["booking.*"],
+      api_version: currentApiVersion,
+      secret_sealed: "v1.k1.x.y.z",
+      ...fields,
+    });
+    return id;
+  }
+
+  async function delivery(endpointId: string): Promise<string> {
+    const eventId = newEventId();
+    await db("events").insert({
+      id: eventId,
+      tenant_id: "b",
+      type: "booking.created",
+      occurred_at: new Date(),
+      data: "{}",
+      livemode: true,
+    });
+    const id = newDeliveryId();
+    await db("deliveries").insert({
+      id,
+      tenant_id: "b",
+      endpoint_id: endpointId,
+      event_id: eventId,
+      event_type: "booking.created",
+      livemode: true,
+      payload: "{}",
+      status: "pending",
+      next_attempt_at: new Date(),
+      leased_until: new Date(Date.now() + 60_000),
+      generation: 1,
+    });
+    return id;
+  }
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase("whbatch");
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
+    await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
+    db.on("query", (query: { sql: string }) => statements.push(query.sql));
+    record = createAttemptBatcher(db);
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await scratch?.drop();
+  });
+
+  it("schedules retries on the delays, dead-letters the 8th failure and pauses the endpoint for attention", async () => {
+    const endpointId = await endpoint();
+    const id = await delivery(endpointId);
+    for (let n = 1; n <= 7; n++) {
+      const before = Date.now();
+      const recorded = await record(id, failed(), delays);
+      expect(recorded).toMatchObject({ number: n, status: "awaiting_retry", deadLettered: false });
+      const wait = recorded.nextAttemptAt!.getTime() - before;
+      expect(wait).toBeGreaterThanOrEqual(delays[n - 1]!);
+      expect(wait).toBeLessThan(delays[n - 1]! + 5_000);
+    }
+    expect(await record(id, failed(), delays)).toMatchObject({
+      number: 8,
+      status: "dead_lettered",
+      nextAttemptAt: null,
+      deadLettered: true,
+    });
+    expect(await db("endpoints").where({ id: endpointId }).first("paused", "attention_reason", "version")).toEqual({
+      paused: true,
+      attention_reason: "webhook.endpoint_dead_lettered",
+      version: "2",
+    });
+    const row: unknown = await db("deliveries")
+      .where({ id })
+      .first("status", "attempts", "attempts_total", "leased_until", "last_status_code", "last_error");
+    expect(row).toEqual({
+      status: "dead_lettered",
+      attempts: 8,
+      attempts_total: 8,
+      leased_until: null,
+      last_status_code: 503,
+      last_error: "non_2xx_status",
+    });
+    const attempts = await db("attempts")
+      .where({ delivery_id: id })
+      .orderBy("number")
+      .select("number", "response_body");
+    expect(attempts.map((a: { number: number }) => a.number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect((attempts[0] as { response_body: Buffer }).response_body.toString()).toBe("down");
+  });
+
+  it("keeps a delivery held when its endpoint was paused during a failed attempt; a success still ends it", async () => {
+    const endpointId = await endpoint();
+    const first = await delivery(endpointId);
+    const second = await delivery(endpointId);
+    await db("endpoints").where({ id: endpointId }).update({ paused: true });
+    const [held, ended] = await Promise.all([record(first, failed(), delays), record(second, succeeded(), delays)]);
+    expect(held).toMatchObject({ status: "held", nextAttemptAt: null });
+    expect(ended).toMatchObject({ status: "succeeded" });
+  });
+
+  it("writes attempts that finish together in one transaction; a missing delivery fails only its caller", async () => {
+    const endpointId = await endpoint();
+    const ids = await Promise.all(Array.from({ length: 40 }, () => delivery(endpointId)));
+    statements.length = 0;
+    const results = await Promise.allSettled([
+      ...ids.map((id, i) => record(id, i % 2 === 0 ? succeeded() : failed(), delays)),
+      record("dlv_missing", failed(), delays),
+    ]);
+    expect(results.slice(0, 40).every((r) => r.status === "fulfilled")).toBe(true);
+    expect(results[40]).toMatchObject({ status: "rejected", reason: expect.any(Error) as Error });
+    // Every attempt and state in place, with far fewer statements than one transaction each.
+    const rows = await db("deliveries")
+      .whereIn("id", ids)
+      .select<{ id: string; status: string; attempts_total: number }[]>("id", "status", "attempts_total");
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    ids.forEach((id, i) =>
+      expect(byId.get(id)).toMatchObject({ status: i % 2 === 0 ? "succeeded" : "awaiting_retry", attempts_total: 1 }),
+    );
+    expect(await db("attempts").whereIn("delivery_id", ids).count<{ count: string }[]>()).toEqual([{ count: "40" }]);
+    expect(statements.filter((sql) => /^commit/i.test(sql)).length).toBeLessThanOrEqual(3);
+  });
+
+  it("claims a fetch's jobs in one statement, answering claimed, stale and leased like the store", async () => {
+    const store = withBatchedClaims(createAttemptStore(db), db);
+    const endpointId = await endpoint();
+    const ids = await Promise.all(Array.from({ length: 10 }, () => delivery(endpointId)));
+    // delivery() leaves a lease: these are free again; the last one stays leased.
+    await db("deliveries").whereIn("id", ids.slice(0, 9)).update({ leased_until: null });
+    await db("deliveries").where({ id: ids[8] }).update({ status: "succeeded" });
+    statements.length = 0;
+    const results = await Promise.all([
+      ...ids.map((id) => store.claim({ deliveryId: id, generation: 1 }, 60_000)),
+      store.claim({ deliveryId: ids[0]!, generation: 2 }, 60_000),
+      store.claim({ deliveryId: "dlv_missing", generation: 1 }, 60_000),
+    ]);
+    expect(results.slice(0, 8).map((r) => r.kind)).toEqual(Array(8).fill("claimed"));
+    const first = results[0];
+    expect(first?.kind === "claimed" && first.delivery).toMatchObject({
+      id: ids[0],
+      endpointId,
+      url: "https://hooks.example.com/x",
+      paused: false,
+      deleted: false,
+      generation: 1,
+    });
+    expect(first?.kind === "claimed" && first.delivery.dueInMs).toBeLessThanOrEqual(0);
+    expect(results.slice(8).map((r) => r.kind)).toEqual(["stale", "leased", "stale", "stale"]);
+    // One statement claimed the eight; the others were looked at one by one.
+    expect(statements.filter((sql) => /for update of d skip locked/.test(sql))).toHaveLength(1);
+    // Claimed now: a second claim is leased.
+    expect((await store.claim({ deliveryId: ids[1]!, generation: 1 }, 60_000)).kind).toBe("leased");
+  });
+});
