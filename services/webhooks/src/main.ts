@@ -15,6 +15,8 @@ import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutd
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
 import { createAttemptStore } from "./delivery/attempt-store.js";
+import { startBacklogCollector } from "./delivery/backlog-collector.js";
+import { countingTargetResolver } from "./delivery/counting-target-resolver.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
 import { startJanitor } from "./delivery/janitor.js";
@@ -97,7 +99,7 @@ async function main() {
             db,
             keyRing,
             queue,
-            targets,
+            targets: countingTargetResolver(targets, pipelineMetrics, "create"),
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
             retentionMs: config.WEBHOOKS_RETENTION,
           }),
@@ -121,7 +123,7 @@ async function main() {
     names,
     store: createAttemptStore(db),
     keyRing,
-    targets,
+    targets: countingTargetResolver(targets, pipelineMetrics, "attempt"),
     sender,
     metrics: pipelineMetrics,
     logger: logger.child({ component: "delivery" }),
@@ -144,6 +146,12 @@ async function main() {
     retentionMs: config.WEBHOOKS_RETENTION,
     batchSize: config.WEBHOOKS_JANITOR_BATCH,
   });
+  const backlog = startBacklogCollector({
+    db,
+    registry,
+    logger: logger.child({ component: "backlog" }),
+    intervalMs: config.WEBHOOKS_BACKLOG_INTERVAL,
+  });
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
   // SECRETS_KEY rotation, step 2: secrets still sealed under a retired key move to the active one.
   void resealEndpointSecrets(db, keyRing, { logger }).catch((error: unknown) =>
@@ -156,7 +164,13 @@ async function main() {
     // No new publishes; then no new jobs: attempts in flight finish within the grace.
     purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
-    await Promise.all([fanout.stop(), worker.stop(config.SHUTDOWN_GRACE), sweeper.stop(), janitor.stop()]);
+    await Promise.all([
+      fanout.stop(),
+      worker.stop(config.SHUTDOWN_GRACE),
+      sweeper.stop(),
+      janitor.stop(),
+      backlog.stop(),
+    ]);
     await relay.stop();
     await nc.drain();
     await metrics.close();

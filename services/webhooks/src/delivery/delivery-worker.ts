@@ -5,8 +5,11 @@
  * until the next attempt (a retry waits as a delayed redelivery of its job).
  *
  * It fetches only as many jobs as it has free slots (WEBHOOKS_CONCURRENCY), so no job waits in a
- * client buffer past its ack wait; a job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
- * is nak'ed with a short delay.
+ * client buffer past its ack wait. A job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
+ * (never more than half the slots) waits in that endpoint's short line in memory, or, when the
+ * line is full, is nak'ed with a delay spaced by the endpoint's attempt time
+ * (endpoint-scheduler.ts), so a slow endpoint's backlog comes back at the pace it is served instead
+ * of crowding every fetch.
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
@@ -16,6 +19,7 @@ import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecret
 import { decodeDeliveryJob } from "../events/delivery-queue.js";
 import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
 import type { AttemptStore, ClaimedDelivery } from "./attempt-store.js";
+import { createEndpointScheduler, type Running } from "./endpoint-scheduler.js";
 import type { DeliveryResponse, HttpsSender } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";
 import { TargetNotAllowedError, type ResolvedTarget, type TargetResolver } from "./target-resolver.js";
@@ -45,8 +49,7 @@ export interface DeliveryWorker {
   stop(graceMs: number): Promise<void>;
 }
 
-/** The delay for a job whose endpoint is busy, or that another worker holds. */
-const busyDelayMs = 1_000;
+/** The delay for a job that another worker holds. */
 const leasedDelayMs = 5_000;
 /** After a failure to read or write Postgres: the job comes back (the attempt may repeat). */
 const failureDelayMs = 5_000;
@@ -72,7 +75,14 @@ function secretsOf(delivery: ClaimedDelivery, ring: SecretKeyRing): EndpointSecr
 export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { logger, metrics } = options;
   const leaseMs = Math.max(60_000, options.timeoutMs + 30_000);
-  const perEndpoint = new Map<string, number>();
+  // One endpoint never holds more than half the slots, whatever WEBHOOKS_ENDPOINT_CONCURRENCY says.
+  const scheduler = createEndpointScheduler<JsMsg>({
+    endpointConcurrency: Math.min(options.endpointConcurrency, Math.max(1, Math.floor(options.concurrency / 2))),
+    maxQueued: options.concurrency,
+  });
+  // Jobs waiting in a line keep their messages alive (a hanging endpoint's line moves slowly).
+  const keepAlive = setInterval(() => scheduler.waiting().forEach((msg) => msg.working()), 15_000);
+  keepAlive.unref();
   const inFlight = new Set<Promise<void>>();
   let running = true;
   let current: ConsumerMessages | undefined;
@@ -88,7 +98,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       };
     });
 
-  async function send(delivery: ClaimedDelivery, secrets: EndpointSecrets, msg: JsMsg): Promise<DeliveryResponse> {
+  async function send(
+    delivery: ClaimedDelivery,
+    secrets: EndpointSecrets,
+    msg: JsMsg,
+    ids: Record<string, string>,
+  ): Promise<DeliveryResponse> {
     const started = performance.now();
     const heartbeat = setInterval(() => msg.working(), heartbeatMs);
     try {
@@ -110,7 +125,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       } catch (error) {
         if (!(error instanceof TargetNotAllowedError)) throw error;
         logger.warn(
-          { deliveryId: delivery.id, endpointId: delivery.endpointId, refusal: error.refusal },
+          { ...ids, refusal: error.refusal },
           "the endpoint's host resolves to an address deliveries may not reach",
         );
         return failed({ kind: "target_not_allowed" });
@@ -184,7 +199,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       return;
     }
     const attemptedAt = new Date();
-    const response = await send(delivery, secrets, msg);
+    const response = await send(delivery, secrets, msg, ids);
     const outcome: AttemptOutcome = classifyAttempt(response.result);
     const recorded = await options.store.recordAttempt(
       delivery.id,
@@ -203,6 +218,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     metrics.attempts.inc({ outcome: label });
     metrics.attemptSeconds.observe(response.durationMs / 1000);
     if (recorded.deadLettered) metrics.deadLetters.inc();
+    if (recorded.status === "awaiting_retry") metrics.retriesScheduled.inc();
+    if (outcome.ok) {
+      metrics.deliverySeconds.observe(
+        Math.max(0, attemptedAt.getTime() + response.durationMs - recorded.createdAt.getTime()) / 1000,
+      );
+    }
     logger.info(
       {
         ...ids,
@@ -224,22 +245,27 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
 
   function dispatch(msg: JsMsg): void {
     const endpointId = endpointOfDeliverySubject(options.names.namespace, msg.subject);
-    const busy = perEndpoint.get(endpointId) ?? 0;
-    if (busy >= options.endpointConcurrency) {
-      msg.nak(busyDelayMs);
-      return;
+    const admission = scheduler.admit(endpointId, msg);
+    if (admission.kind === "run") run(admission.running);
+    else if (admission.kind === "deferred") {
+      metrics.jobsDeferred.inc();
+      msg.nak(admission.delayMs);
     }
-    perEndpoint.set(endpointId, busy + 1);
+  }
+
+  function run(job: Running<JsMsg>): void {
+    const msg = job.item;
     const task = attempt(msg)
       .catch((error: unknown) => {
         logger.warn({ err: error, subject: msg.subject }, "a delivery job failed; it comes back later");
         msg.nak(failureDelayMs);
       })
       .finally(() => {
-        const left = (perEndpoint.get(endpointId) ?? 1) - 1;
-        if (left === 0) perEndpoint.delete(endpointId);
-        else perEndpoint.set(endpointId, left);
         inFlight.delete(task);
+        // The endpoint's next job in line takes this slot (while stopping, it goes back instead).
+        const next = job.release();
+        if (next && running) run(next);
+        else if (next) next.item.nak();
         slotFreed?.();
       });
     inFlight.add(task);
@@ -276,6 +302,9 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   return {
     async stop(graceMs) {
       running = false;
+      clearInterval(keepAlive);
+      // Jobs waiting in a line go back at once, for this or another process.
+      for (const msg of scheduler.drain()) msg.nak();
       current?.stop();
       stopWait?.();
       slotFreed?.();
