@@ -8,10 +8,15 @@
  * backlog of 400 deliveries for it first; in the control that second endpoint is paused (its
  * deliveries are recorded, held, never attempted: both processes fan out the same work, and the
  * control delivers to the healthy endpoint only), in the other it is on the hanging receiver. Then
- * both get the same paced burst, every event to both endpoints. The healthy receiver's latency from emit (the PublishEvent call)
- * to receipt beside the hanging endpoint must stay within 1.5x of the control's p99, plus an
- * absolute slack of 50 ms so that a baseline of a few milliseconds does not make the ratio flaky on
- * a loaded machine; meanwhile the hanging endpoint's attempts time out and are retried.
+ * both get the same paced bursts, every event to both endpoints: three rounds of 150 events at
+ * 10/s to each process. The healthy receiver's latency from emit (the PublishEvent call) to
+ * receipt beside the hanging endpoint must stay within 1.5x of the control's p99, plus an absolute
+ * slack of 50 ms so that a baseline of a few milliseconds does not make the ratio flaky on a loaded
+ * machine. The p99s compared are each process's best round: whatever else runs on the machine only
+ * ever adds latency, to one process more than the other in some round, while an endpoint that
+ * delays another does so in every round (the worker before this scheduler, that nak'ed a busy
+ * endpoint's job for 1 s: 2.1 s against 0.4 s). Meanwhile the hanging endpoint's attempts time out
+ * and are retried.
  *
  * WEBHOOKS_DELIVERY_TIMEOUT is 2 s here (10 s in production) to keep the test short; the retry
  * delays are long enough that nothing is dead-lettered (which would pause the endpoint) during it.
@@ -26,8 +31,9 @@ import {
 } from "@platform/local-stack/https-receiver";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
 
-const burst = 300;
-const paceMs = 50; // 20 events/s
+const rounds = 3;
+const burst = 150;
+const paceMs = 100; // 10 events/s to each process
 const backlog = 400;
 
 function percentile(values: number[], p: number): number {
@@ -148,28 +154,33 @@ describe("isolation between endpoints (webhooks process, real Postgres and NATS)
         (await fannedOut(service, stuck.id)) && (await fannedOut(control, paused.id)) && hanging.requests.length >= 8,
     );
 
-    const [alone, beside] = await pacedBurst(
-      [
-        { service: control, tenantId: "acme" },
-        { service, tenantId: "acme" },
-      ],
-      burst,
-    );
-    const baseline = await latencies(alone!);
-    const mixed = await latencies(beside!);
     const p = (values: number[]) => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
+    const results: { alone: { p50: number; p99: number }; beside: { p50: number; p99: number } }[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const [alone, beside] = await pacedBurst(
+        [
+          { service: control, tenantId: "acme" },
+          { service, tenantId: "acme" },
+        ],
+        burst,
+      );
+      results.push({ alone: p(await latencies(alone!)), beside: p(await latencies(beside!)) });
+    }
     const metrics = await fetch(`http://127.0.0.1:${service.process.listening.metricsPort as number}/metrics`).then(
       (r) => r.text(),
     );
     const deferred = /^webhooks_delivery_jobs_deferred_total(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1];
+    const baselineP99 = Math.min(...results.map((r) => r.alone.p99));
+    const mixedP99 = Math.min(...results.map((r) => r.beside.p99));
     console.log(
-      `healthy receiver, emit -> receipt (ms), ${burst} events at ${1000 / paceMs}/s to each process: ` +
-        `alone ${JSON.stringify(p(baseline))}, ` +
-        `beside a hanging endpoint with a backlog of ${backlog} ${JSON.stringify(p(mixed))}; ` +
-        `requests to the hanging receiver so far ${hanging.requests.length}; jobs deferred ${deferred}`,
+      `healthy receiver, emit -> receipt (ms), ${rounds} rounds of ${burst} events at ${1000 / paceMs}/s to each process ` +
+        `(alone / beside a hanging endpoint with a backlog of ${backlog}): ` +
+        results.map((r) => `${JSON.stringify(r.alone)} / ${JSON.stringify(r.beside)}`).join("; ") +
+        `; best p99 ${baselineP99} / ${mixedP99}; requests to the hanging receiver so far ${hanging.requests.length}; ` +
+        `jobs deferred ${deferred}`,
     );
     // 1.5x the baseline's p99, plus 50 ms of absolute slack for a baseline of a few milliseconds.
-    expect(p(mixed).p99).toBeLessThanOrEqual(1.5 * p(baseline).p99 + 50);
+    expect(mixedP99).toBeLessThanOrEqual(1.5 * baselineP99 + 50);
 
     // Meanwhile the hanging endpoint's attempts time out and are retried.
     await eventually(

@@ -33,7 +33,10 @@ export type EndpointClass = (typeof endpointClasses)[number];
 export interface BacklogByClass {
   pending: number;
   endpoints: number;
-  /** Seconds the longest-waiting unfinished delivery has waited (database clock), or null. */
+  /**
+   * Seconds since the earliest moment one of them started waiting (database clock; negative when
+   * that moment is still ahead, a retry not due yet), or null when there is none.
+   */
   oldestAgeSeconds: number | null;
 }
 
@@ -52,7 +55,7 @@ export async function measureBacklog(db: Knex): Promise<Record<EndpointClass, Ba
                  when p.retrying then 'failing'
                  else 'healthy' end as endpoint_class,
             sum(p.pending) as pending, count(*) as endpoints,
-            greatest(0, extract(epoch from now() - min(p.oldest))) as oldest_age
+            extract(epoch from now() - min(p.oldest)) as oldest_age
        from per_endpoint p join endpoints e on e.id = p.endpoint_id
       group by 1`,
   );
@@ -96,7 +99,7 @@ export function startBacklogCollector(options: {
     labelNames: ["endpoint_class"],
     registers: [options.registry],
     // The age as of the scrape: the measured age plus the time since the measurement.
-    collect: perClass((b, since) => (b.oldestAgeSeconds === null ? 0 : b.oldestAgeSeconds + since)),
+    collect: perClass((b, since) => (b.oldestAgeSeconds === null ? 0 : Math.max(0, b.oldestAgeSeconds + since))),
   });
   new Gauge({
     name: "webhooks_endpoints_with_pending",
