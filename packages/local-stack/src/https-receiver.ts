@@ -104,6 +104,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Never answer: the request hangs until the client gives up or the receiver closes. */
+  hang?: boolean;
 }
 
 export interface TestReceiver {
@@ -139,6 +141,7 @@ export async function startReceiver(
         res.writeHead(answer.status, answer.headers ?? { "content-type": "text/plain" });
         res.end(answer.body ?? "");
       };
+      if (answer.hang) return;
       if (answer.delayMs) setTimeout(send, answer.delayMs);
       else send();
     });

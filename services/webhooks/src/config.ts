@@ -94,6 +94,8 @@ const schema = z
     /** How often the janitor removes what is older than the retention, and how many rows per batch. */
     WEBHOOKS_JANITOR_INTERVAL: env.duration(3_600_000),
     WEBHOOKS_JANITOR_BATCH: env.positiveInt(1000),
+    /** How often the backlog gauges (pending deliveries, oldest waiting, per endpoint class) are measured. */
+    WEBHOOKS_BACKLOG_INTERVAL: env.duration(15_000),
     /** How often the outbox relay looks for unpublished events when nothing woke it. */
     OUTBOX_POLL_INTERVAL: env.duration(1_000),
     /**

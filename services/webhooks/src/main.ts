@@ -17,12 +17,12 @@ import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
 import { withBatchedAttempts } from "./delivery/attempt-batcher.js";
 import { withBatchedClaims } from "./delivery/claim-batcher.js";
 import { createAttemptStore } from "./delivery/attempt-store.js";
+import { startBacklogCollector } from "./delivery/backlog-collector.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
 import { startJanitor } from "./delivery/janitor.js";
-import { createPipelineMetrics } from "./delivery/pipeline-metrics.js";
+import { createPipelineMetrics, type RefusalPath } from "./delivery/pipeline-metrics.js";
 import { startSweeper } from "./delivery/sweeper.js";
-import { createTargetRefusalCounter } from "./delivery/target-refusals.js";
 import { createTargetResolver } from "./delivery/target-resolver.js";
 import { createJetStreamDeliveryQueue } from "./events/delivery-queue.js";
 import { startFanout } from "./events/fanout.js";
@@ -92,12 +92,12 @@ async function main() {
     metricPrefix: "webhooks",
   });
   const queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });
-  const targetRefused = createTargetRefusalCounter(registry);
-  const targetsFor = (check: "endpoint" | "attempt") =>
+  // One resolver per path, so webhooks_target_refusals_total says where a target was refused.
+  const targetsFor = (path: RefusalPath) =>
     createTargetResolver({
       allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
       allowedPorts: config.WEBHOOKS_ALLOWED_PORTS,
-      onRefusal: (refusal) => targetRefused(check, refusal),
+      onRefusal: (refusal) => pipelineMetrics.targetRefusals.inc({ address_class: refusal, path }),
     });
 
   const instrumentation = createGrpcInstrumentation(logger, registry);
@@ -122,7 +122,7 @@ async function main() {
             db,
             keyRing,
             queue,
-            targets: targetsFor("endpoint"),
+            targets: targetsFor("create"),
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
             retentionMs: config.WEBHOOKS_RETENTION,
           }),
@@ -172,6 +172,12 @@ async function main() {
     retentionMs: config.WEBHOOKS_RETENTION,
     batchSize: config.WEBHOOKS_JANITOR_BATCH,
   });
+  const backlog = startBacklogCollector({
+    db,
+    registry,
+    logger: logger.child({ component: "backlog" }),
+    intervalMs: config.WEBHOOKS_BACKLOG_INTERVAL,
+  });
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
   // SECRETS_KEY rotation, step 2: secrets still sealed under a retired key move to the active one.
   void resealEndpointSecrets(db, keyRing, { logger }).catch((error: unknown) =>
@@ -184,7 +190,13 @@ async function main() {
     // No new publishes; then no new jobs: attempts in flight finish within the grace.
     purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
-    await Promise.all([fanout.stop(), worker.stop(config.SHUTDOWN_GRACE), sweeper.stop(), janitor.stop()]);
+    await Promise.all([
+      fanout.stop(),
+      worker.stop(config.SHUTDOWN_GRACE),
+      sweeper.stop(),
+      janitor.stop(),
+      backlog.stop(),
+    ]);
     await relay.stop();
     await nc.drain();
     await metrics.close();

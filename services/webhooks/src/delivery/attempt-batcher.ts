@@ -175,6 +175,7 @@ async function writeBatch(db: Knex, batch: Pending[]): Promise<(RecordedAttempt 
         status: next.status,
         nextAttemptAt: next.nextAttemptAt,
         deadLettered: transition?.pauseEndpoint ?? false,
+        createdAt: row.created_at,
       };
     });
     if (attempts.length > 0) {

@@ -84,6 +84,8 @@ export interface RecordedAttempt {
   status: DeliveryStatus;
   nextAttemptAt: Date | null;
   deadLettered: boolean;
+  /** When the delivery was created (its event's fan-out): the start of its delivery latency. */
+  createdAt: Date;
 }
 
 export interface AttemptStore {
@@ -246,6 +248,7 @@ export function createAttemptStore(db: Knex): AttemptStore {
           status: next.status,
           nextAttemptAt: next.nextAttemptAt,
           deadLettered: transition?.pauseEndpoint ?? false,
+          createdAt: row.created_at,
         };
       });
     },

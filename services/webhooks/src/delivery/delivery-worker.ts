@@ -5,9 +5,11 @@
  * until the next attempt (a retry waits as a delayed redelivery of its job).
  *
  * It fetches only as many jobs as it has free slots (WEBHOOKS_CONCURRENCY), so no job waits in a
- * client buffer past its ack wait; a job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
- * waits in this process for one of its attempts to finish (at most as many again per endpoint,
- * counted against the slots; endpoint-slots.ts), and beyond that is nak'ed with a short delay.
+ * client buffer past its ack wait. A job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
+ * (never more than half the slots) waits in that endpoint's short line in memory, or, when the
+ * line is full, is nak'ed with a delay spaced by the endpoint's attempt time
+ * (endpoint-scheduler.ts), so a slow endpoint's backlog comes back at the pace it is served instead
+ * of crowding every fetch.
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
@@ -17,7 +19,7 @@ import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecret
 import { decodeDeliveryJob } from "../events/delivery-queue.js";
 import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
 import type { AttemptStore, ClaimedDelivery } from "./attempt-store.js";
-import { createEndpointSlots } from "./endpoint-slots.js";
+import { createEndpointScheduler, type Running } from "./endpoint-scheduler.js";
 import type { DeliveryResponse, HttpsSender } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";
 import { TargetNotAllowedError, type ResolvedTarget, type TargetResolver } from "./target-resolver.js";
@@ -52,8 +54,7 @@ export interface DeliveryWorker {
   stop(graceMs: number): Promise<void>;
 }
 
-/** The delay for a job whose endpoint is busy, or that another worker holds. */
-const busyDelayMs = 1_000;
+/** The delay for a job that another worker holds. */
 const leasedDelayMs = 5_000;
 /** After a failure to read or write Postgres: the job comes back (the attempt may repeat). */
 const failureDelayMs = 5_000;
@@ -82,7 +83,14 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   const { leaseMs } = options;
   // Several heartbeats per ack wait, so one late timer never lets a live job's ack wait expire.
   const heartbeatEveryMs = Math.max(250, Math.min(heartbeatMs, Math.floor(leaseMs / 4)));
-  const slots = createEndpointSlots<JsMsg>(options.endpointConcurrency);
+  // One endpoint never holds more than half the slots, whatever WEBHOOKS_ENDPOINT_CONCURRENCY says.
+  const scheduler = createEndpointScheduler<JsMsg>({
+    endpointConcurrency: Math.min(options.endpointConcurrency, Math.max(1, Math.floor(options.concurrency / 2))),
+    maxQueued: options.concurrency,
+  });
+  // Jobs waiting in a line keep their messages alive (a hanging endpoint's line moves slowly).
+  const keepAlive = setInterval(() => scheduler.waiting().forEach((msg) => msg.working()), 15_000);
+  keepAlive.unref();
   const inFlight = new Set<Promise<void>>();
   let running = true;
   let current: ConsumerMessages | undefined;
@@ -98,7 +106,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       };
     });
 
-  async function send(delivery: ClaimedDelivery, secrets: EndpointSecrets, msg: JsMsg): Promise<DeliveryResponse> {
+  async function send(
+    delivery: ClaimedDelivery,
+    secrets: EndpointSecrets,
+    msg: JsMsg,
+    ids: Record<string, string>,
+  ): Promise<DeliveryResponse> {
     const started = performance.now();
     const heartbeat = setInterval(() => msg.working(), heartbeatEveryMs);
     try {
@@ -120,13 +133,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       } catch (error) {
         if (!(error instanceof TargetNotAllowedError)) throw error;
         logger.warn(
-          {
-            eventId: delivery.eventId,
-            deliveryId: delivery.id,
-            endpointId: delivery.endpointId,
-            refusal: error.refusal,
-            address: error.address,
-          },
+          { ...ids, refusal: error.refusal, address: error.address },
           "the endpoint's URL is not a target deliveries may reach; no connection made",
         );
         return failed({ kind: "target_not_allowed" });
@@ -200,7 +207,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       return;
     }
     const attemptedAt = new Date();
-    const response = await send(delivery, secrets, msg);
+    const response = await send(delivery, secrets, msg, ids);
     const outcome: AttemptOutcome = classifyAttempt(response.result);
     const recorded = await options.store.recordAttempt(
       delivery.id,
@@ -219,6 +226,12 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     metrics.attempts.inc({ outcome: label });
     metrics.attemptSeconds.observe(response.durationMs / 1000);
     if (recorded.deadLettered) metrics.deadLetters.inc();
+    if (recorded.status === "awaiting_retry") metrics.retriesScheduled.inc();
+    if (outcome.ok) {
+      metrics.deliverySeconds.observe(
+        Math.max(0, attemptedAt.getTime() + response.durationMs - recorded.createdAt.getTime()) / 1000,
+      );
+    }
     logger.info(
       {
         ...ids,
@@ -240,12 +253,16 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
 
   function dispatch(msg: JsMsg): void {
     const endpointId = endpointOfDeliverySubject(options.names.namespace, msg.subject);
-    const admission = slots.admit(endpointId, msg);
-    if (admission === "refuse") msg.nak(busyDelayMs);
-    if (admission === "run") run(endpointId, msg);
+    const admission = scheduler.admit(endpointId, msg);
+    if (admission.kind === "run") run(admission.running);
+    else if (admission.kind === "deferred") {
+      metrics.jobsDeferred.inc();
+      msg.nak(admission.delayMs);
+    }
   }
 
-  function run(endpointId: string, msg: JsMsg): void {
+  function run(job: Running<JsMsg>): void {
+    const msg = job.item;
     const task = attempt(msg)
       .catch((error: unknown) => {
         logger.warn({ err: error, subject: msg.subject }, "a delivery job failed; it comes back later");
@@ -253,9 +270,10 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       })
       .finally(() => {
         inFlight.delete(task);
-        const next = slots.release(endpointId);
-        if (next && running) run(endpointId, next);
-        else if (next) next.nak();
+        // The endpoint's next job in line takes this slot (while stopping, it goes back instead).
+        const next = job.release();
+        if (next && running) run(next);
+        else if (next) next.item.nak();
         slotFreed?.();
       });
     inFlight.add(task);
@@ -265,7 +283,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     let failures = 0;
     let consumer: Consumer | undefined;
     while (running) {
-      const free = options.concurrency - inFlight.size - slots.waiting;
+      // Jobs waiting in an endpoint's line count against the slots: no more messages held than slots.
+      const free = options.concurrency - inFlight.size - scheduler.waiting().length;
       if (free <= 0) {
         await new Promise<void>((resolve) => (slotFreed = resolve));
         slotFreed = undefined;
@@ -292,9 +311,10 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   return {
     async stop(graceMs) {
       running = false;
+      clearInterval(keepAlive);
+      // Jobs waiting in a line go back at once, for this or another process.
+      for (const msg of scheduler.drain()) msg.nak();
       current?.stop();
-      // Jobs waiting for their endpoint come back at once (to this or another worker).
-      for (const msg of slots.drain()) msg.nak();
       stopWait?.();
       slotFreed?.();
       await loop;
