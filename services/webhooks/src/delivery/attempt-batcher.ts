@@ -12,6 +12,7 @@
 import type { Knex } from "@platform/service-kit/postgres";
 import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
 import {
+  attemptRowOf,
   deadLetterAttentionReason,
   type AttemptRecord,
   type AttemptStore,
@@ -131,18 +132,7 @@ async function writeBatch(db: Knex, batch: Pending[]): Promise<(RecordedAttempt 
       if (!row) return new Error(`delivery ${item.deliveryId} disappeared during its attempt`);
       const { attempt } = item;
       const number = row.attempts_total + 1;
-      attempts.push({
-        delivery_id: row.id,
-        endpoint_id: row.endpoint_id,
-        number,
-        attempted_at: attempt.attemptedAt,
-        duration_ms: attempt.durationMs,
-        succeeded: attempt.succeeded,
-        status_code: attempt.statusCode,
-        error: attempt.error,
-        response_body: attempt.responseBody.length > 0 ? attempt.responseBody : null,
-        response_body_truncated: attempt.responseBodyTruncated,
-      });
+      attempts.push(attemptRowOf(row.id, row.endpoint_id, number, attempt));
       const state: DeliveryState = {
         status: row.status,
         attempts: row.attempts,

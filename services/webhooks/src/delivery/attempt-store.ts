@@ -43,7 +43,8 @@ export type ClaimResult =
   /** Another worker holds it right now. */
   | { kind: "leased" };
 
-interface ClaimRow {
+/** What a claim answers (both the single claim below and the batched one, claim-batcher.ts). */
+export interface ClaimRow {
   id: string;
   event_id: string;
   endpoint_id: string;
@@ -100,6 +101,46 @@ export interface AttemptStore {
   recordAttempt(deliveryId: string, attempt: AttemptRecord, delaysMs: readonly number[]): Promise<RecordedAttempt>;
 }
 
+/** The columns a claim returns (`d` the delivery, `e` its endpoint), as ClaimRow. */
+export const claimReturning = `d.id, d.event_id, d.endpoint_id, d.payload, d.generation,
+       extract(epoch from (d.next_attempt_at - now())) * 1000 as due_in_ms,
+       e.url, e.paused, e.deleted_at is not null as deleted,
+       e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now`;
+
+export function claimedDeliveryOf(row: ClaimRow): ClaimedDelivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    payload: row.payload,
+    generation: row.generation,
+    dueInMs: row.due_in_ms === null ? 0 : Number(row.due_in_ms),
+    url: row.url,
+    paused: row.paused,
+    deleted: row.deleted,
+    secretSealed: row.secret_sealed,
+    previousSecretSealed: row.previous_secret_sealed,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    now: row.now,
+  };
+}
+
+/** The `attempts` row of one attempt (attempt `number` of the delivery, counting across runs). */
+export function attemptRowOf(deliveryId: string, endpointId: string, number: number, attempt: AttemptRecord) {
+  return {
+    delivery_id: deliveryId,
+    endpoint_id: endpointId,
+    number,
+    attempted_at: attempt.attemptedAt,
+    duration_ms: attempt.durationMs,
+    succeeded: attempt.succeeded,
+    status_code: attempt.statusCode,
+    error: attempt.error,
+    response_body: attempt.responseBody.length > 0 ? attempt.responseBody : null,
+    response_body_truncated: attempt.responseBodyTruncated,
+  };
+}
+
 export function createAttemptStore(db: Knex): AttemptStore {
   return {
     async claim(job, leaseMs) {
@@ -110,32 +151,12 @@ export function createAttemptStore(db: Knex): AttemptStore {
           where d.id = ? and d.generation = ? and e.id = d.endpoint_id
             and d.status in ('pending', 'awaiting_retry')
             and (d.leased_until is null or d.leased_until < now())
-      returning d.id, d.event_id, d.endpoint_id, d.payload, d.generation,
-                extract(epoch from (d.next_attempt_at - now())) * 1000 as due_in_ms,
-                e.url, e.paused, e.deleted_at is not null as deleted,
-                e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now`,
+      returning ${claimReturning}`,
         [leaseMs, job.deliveryId, job.generation],
       );
       const row = claimed.rows[0];
       if (row) {
-        return {
-          kind: "claimed",
-          delivery: {
-            id: row.id,
-            eventId: row.event_id,
-            endpointId: row.endpoint_id,
-            payload: row.payload,
-            generation: row.generation,
-            dueInMs: row.due_in_ms === null ? 0 : Number(row.due_in_ms),
-            url: row.url,
-            paused: row.paused,
-            deleted: row.deleted,
-            secretSealed: row.secret_sealed,
-            previousSecretSealed: row.previous_secret_sealed,
-            previousSecretExpiresAt: row.previous_secret_expires_at,
-            now: row.now,
-          },
-        };
+        return { kind: "claimed", delivery: claimedDeliveryOf(row) };
       }
       const current = await db("deliveries")
         .where({ id: job.deliveryId })
@@ -198,18 +219,7 @@ export function createAttemptStore(db: Knex): AttemptStore {
           .where({ id: row.endpoint_id })
           .first<{ paused: boolean } | undefined>("paused");
         const number = row.attempts_total + 1;
-        await trx("attempts").insert({
-          delivery_id: deliveryId,
-          endpoint_id: row.endpoint_id,
-          number,
-          attempted_at: attempt.attemptedAt,
-          duration_ms: attempt.durationMs,
-          succeeded: attempt.succeeded,
-          status_code: attempt.statusCode,
-          error: attempt.error,
-          response_body: attempt.responseBody.length > 0 ? attempt.responseBody : null,
-          response_body_truncated: attempt.responseBodyTruncated,
-        });
+        await trx("attempts").insert(attemptRowOf(deliveryId, row.endpoint_id, number, attempt));
         const transition: Transition | undefined = recordClaimedAttempt(
           stateOf(row),
           { ok: attempt.succeeded },

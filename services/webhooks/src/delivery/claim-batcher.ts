@@ -7,29 +7,19 @@
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../events/delivery-jobs.js";
-import type { AttemptStore, ClaimResult } from "./attempt-store.js";
+import {
+  claimedDeliveryOf,
+  claimReturning,
+  type AttemptStore,
+  type ClaimResult,
+  type ClaimRow,
+} from "./attempt-store.js";
 
 interface Pending {
   job: DeliveryJob;
   leaseMs: number;
   resolve: (result: ClaimResult) => void;
   reject: (error: unknown) => void;
-}
-
-interface ClaimRow {
-  id: string;
-  event_id: string;
-  endpoint_id: string;
-  payload: string;
-  generation: number;
-  due_in_ms: string | number | null;
-  url: string;
-  paused: boolean;
-  deleted: boolean;
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
-  previous_secret_expires_at: Date | null;
-  now: Date;
 }
 
 /** `store` with its claim replaced by the batched one. */
@@ -62,7 +52,7 @@ export function withBatchedClaims(store: AttemptStore, db: Knex, maxBatch = 128)
           (rows) => {
             for (const item of batch) {
               const row = rows.get(item.job.deliveryId);
-              if (row) item.resolve({ kind: "claimed", delivery: claimedOf(row) });
+              if (row) item.resolve({ kind: "claimed", delivery: claimedDeliveryOf(row) });
               else void fallback(item);
             }
           },
@@ -105,29 +95,8 @@ async function claimBatch(db: Knex, batch: Pending[], leaseMs: number): Promise<
         set leased_until = now() + make_interval(secs => ?::double precision / 1000)
        from free, endpoints e
       where d.id = free.id and e.id = d.endpoint_id
-  returning d.id, d.event_id, d.endpoint_id, d.payload, d.generation,
-            extract(epoch from (d.next_attempt_at - now())) * 1000 as due_in_ms,
-            e.url, e.paused, e.deleted_at is not null as deleted,
-            e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now`,
+  returning ${claimReturning}`,
     [batch.map((item) => item.job.deliveryId), batch.map((item) => item.job.generation), leaseMs],
   );
   return new Map(claimed.rows.map((row) => [row.id, row]));
-}
-
-function claimedOf(row: ClaimRow) {
-  return {
-    id: row.id,
-    eventId: row.event_id,
-    endpointId: row.endpoint_id,
-    payload: row.payload,
-    generation: row.generation,
-    dueInMs: row.due_in_ms === null ? 0 : Number(row.due_in_ms),
-    url: row.url,
-    paused: row.paused,
-    deleted: row.deleted,
-    secretSealed: row.secret_sealed,
-    previousSecretSealed: row.previous_secret_sealed,
-    previousSecretExpiresAt: row.previous_secret_expires_at,
-    now: row.now,
-  };
 }
