@@ -71,7 +71,12 @@ export async function startWebhooks(options: {
     client?.close();
     await proc?.stop();
     await db?.destroy();
-    await deleteStreams(await nc.jetstreamManager(), names).catch(() => undefined);
+    // Best effort, all of it: a NATS that was just restarted may not answer JetStream requests yet
+    // (the jetstreamManager() call itself asks it), and a private server's store is removed anyway.
+    await nc
+      .jetstreamManager()
+      .then((jsm) => deleteStreams(jsm, names))
+      .catch(() => undefined);
     await nc.close();
     await scratch.drop();
   };
