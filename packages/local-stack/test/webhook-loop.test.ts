@@ -5,7 +5,6 @@
  * and sees it arrive, verified by our verifier and by the stripe SDK's.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { createServer, type AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -15,21 +14,13 @@ import { promisify } from "node:util";
 import { verifyWebhook } from "@platform/webhook-verifier";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../src/embedded-postgres.js";
 import { eventually, startReceiver, type TestReceiver } from "../src/https-receiver.js";
 import { deleteNamespaceStreams, newNatsNamespace } from "../src/nats-namespace.js";
 import { createScratchDatabase, type ScratchDatabase } from "../src/postgres-databases.js";
 import { adminCli, launch, repo } from "./launcher.js";
 
 const receiverCli = join(repo, "packages", "local-stack", "dist", "src", "receiver.js");
-
-/** A port nothing listens on right now (the README uses 8443; tests cannot count on it). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const run = promisify(execFile);
 

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { newNatsNamespace } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { connect, StorageType, type JetStreamManager, type NatsConnection } from "nats";
 import { Registry } from "prom-client";
@@ -33,7 +33,7 @@ describe("the outbox and its relay (real Postgres and NATS)", () => {
   let nc: NatsConnection;
   let jsm: JetStreamManager;
   let relay: OutboxRelay | undefined;
-  const ns = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
+  const ns = newNatsNamespace();
   const stream = `${ns}KIT`;
   const lateStream = `${ns}KIT_LATE`;
   const registry = new Registry();
@@ -146,7 +146,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
   let nc: NatsConnection;
   let jsm: JetStreamManager;
   let relay: OutboxRelay | undefined;
-  const ns = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
+  const ns = newNatsNamespace();
   const stream = `${ns}KEPT`;
   const declare = () => jsm.streams.add({ name: stream, subjects: [`${ns}kept.>`], storage: StorageType.File });
   const messages = async () => (await jsm.streams.info(stream)).state.messages;

@@ -1,3 +1,4 @@
+import { newNatsNamespace } from "@platform/local-stack/nats-namespace";
 /**
  * The delivery worker's per-endpoint admission, in process against the real Postgres and
  * nats-server, with a sender that holds every request until the test lets it answer: never more
@@ -96,7 +97,7 @@ describe("per-endpoint admission in the delivery worker", () => {
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     jsm = await nc.jetstreamManager();
-    names = streamNames(`t${process.pid}_${randomBytes(4).toString("hex")}_`);
+    names = streamNames(newNatsNamespace());
     await declareStreams(jsm, names);
     const js = nc.jetstream();
     queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });

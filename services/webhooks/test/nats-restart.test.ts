@@ -3,9 +3,8 @@
  * NATS is down waits in the outbox, and everything published is delivered once NATS is back. The
  * test runs its own nats-server (a private port and store), never the shared one.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, connect as connectTcp, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,41 +15,9 @@ import {
   type TestCertificates,
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
+import { freePort } from "@platform/local-stack/embedded-postgres";
+import { startNatsServer, stopNatsServer } from "./nats-server.js";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectTcp({ host: "127.0.0.1", port });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
-async function startNats(port: number, storeDir: string): Promise<ChildProcess> {
-  const child = spawn("nats-server", ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", storeDir], {
-    stdio: "ignore",
-  });
-  await eventually("nats-server answering", () => answers(port), 20_000);
-  return child;
-}
-
-async function stopNats(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill(signal);
-  await exited;
-}
 
 describe("NATS restarts and crashes under the webhooks process", () => {
   let certs: TestCertificates;
@@ -65,12 +32,12 @@ describe("NATS restarts and crashes under the webhooks process", () => {
     hooks = await startReceiver(certs);
     storeDir = await mkdtemp(join(tmpdir(), "webhooks-nats-"));
     port = await freePort();
-    nats = await startNats(port, storeDir);
+    nats = await startNatsServer(port, storeDir);
     service = await startWebhooks({ name: "whnats", caPath: certs.caPath, natsUrl: `nats://127.0.0.1:${port}` });
   });
   afterAll(async () => {
     await service?.stop();
-    await stopNats(nats, "SIGTERM");
+    await stopNatsServer(nats, "SIGTERM");
     await hooks?.close();
     await certs?.remove();
     if (storeDir) await rm(storeDir, { recursive: true, force: true });
@@ -81,14 +48,14 @@ describe("NATS restarts and crashes under the webhooks process", () => {
     const before = await service.publish({ tenantId: "nr", type: "booking.created", dataJson: '{"n":1}' });
     await eventually("the first delivery", () => hooks.requests.length === 1);
 
-    await stopNats(nats, "SIGKILL");
+    await stopNatsServer(nats, "SIGKILL");
     // Accepted while NATS is down: it waits in the outbox.
     const during = await service.publish({ tenantId: "nr", type: "booking.created", dataJson: '{"n":2}' });
     expect(during.duplicate).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await service.db("outbox").pluck("event_id")).toEqual([during.eventId]);
 
-    nats = await startNats(port, storeDir);
+    nats = await startNatsServer(port, storeDir);
     const after = await service.publish({ tenantId: "nr", type: "booking.cancelled", dataJson: '{"n":3}' });
     await eventually(
       "every event delivered",
@@ -103,14 +70,14 @@ describe("NATS restarts and crashes under the webhooks process", () => {
   }, 90_000);
   it("delivers an event accepted while NATS was down even when the process is killed (-9) before it could publish", async () => {
     await service.seedEndpoint({ tenantId: "crash", url: hooks.url, eventTypes: ["capability.*"] });
-    await stopNats(nats, "SIGKILL");
+    await stopNatsServer(nats, "SIGKILL");
     const accepted = await service.publish({ tenantId: "crash", type: "capability.suspended", dataJson: '{"n":4}' });
     expect(await service.db("outbox").pluck("event_id")).toEqual([accepted.eventId]);
 
     // The process dies with the event only in its outbox; a new one starts while NATS comes back.
     const restarting = service.restart("SIGKILL");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    nats = await startNats(port, storeDir);
+    nats = await startNatsServer(port, storeDir);
     await restarting;
     await eventually(
       "the event delivered by the new process",

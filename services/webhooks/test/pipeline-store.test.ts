@@ -1,9 +1,9 @@
+import { newNatsNamespace } from "@platform/local-stack/nats-namespace";
 /**
  * The pipeline's Postgres and JetStream steps in process, against the real servers: fan-out
  * (idempotent on the event), the worker's claim / hold / record transitions, the sweeper and the
  * janitor. The cross-process behaviour is in delivery-pipeline.test.ts.
  */
-import { randomBytes } from "node:crypto";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { createLogger } from "@platform/service-kit/logger";
@@ -84,7 +84,7 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     jsm = await nc.jetstreamManager();
-    names = streamNames(`t${process.pid}_${randomBytes(4).toString("hex")}_`);
+    names = streamNames(newNatsNamespace());
     await declareStreams(jsm, names);
     queue = createJetStreamDeliveryQueue({ js: nc.jetstream(), db, namespace: names.namespace });
   });

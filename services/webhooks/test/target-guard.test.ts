@@ -1,3 +1,4 @@
+import { newNatsNamespace } from "@platform/local-stack/nats-namespace";
 /**
  * The SSRF guard on the attempt path, in process against the real Postgres and nats-server:
  * endpoints are created through WebhookService over gRPC while their names resolve to a public
@@ -152,7 +153,7 @@ describe("the SSRF guard at every attempt (DNS rebinding between creation and at
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     jsm = await nc.jetstreamManager();
-    names = streamNames(`t${process.pid}_${randomBytes(4).toString("hex")}_`);
+    names = streamNames(newNatsNamespace());
     await declareStreams(jsm, names);
     const js = nc.jetstream();
     queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });

@@ -1,3 +1,4 @@
+import { newNatsNamespace } from "@platform/local-stack/nats-namespace";
 /**
  * A webhooks service process for cross-process tests: its own scratch database and NATS
  * namespace, private targets and ports 1024-65535 allowed, retries a second apart; and what a test needs around it (a
@@ -58,7 +59,7 @@ export async function startWebhooks(options: {
   postgresUrl?: string;
 }): Promise<WebhooksUnderTest> {
   const scratch: ScratchDatabase = await createScratchDatabase(options.name, options.postgresUrl);
-  const namespace = `t${process.pid}_${randomBytes(4).toString("hex")}_`;
+  const namespace = newNatsNamespace();
   const names = streamNames(namespace);
   const secretsKey = randomBytes(32).toString("base64");
   const ring = parseSecretsKey(secretsKey);
