@@ -284,7 +284,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     let consumer: Consumer | undefined;
     while (running) {
       // Jobs waiting in an endpoint's line count against the slots: no more messages held than slots.
-      const free = options.concurrency - inFlight.size - scheduler.waiting().length;
+      const free = options.concurrency - inFlight.size - scheduler.queued();
       if (free <= 0) {
         await new Promise<void>((resolve) => (slotFreed = resolve));
         slotFreed = undefined;

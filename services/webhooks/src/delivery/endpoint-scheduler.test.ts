@@ -48,11 +48,13 @@ describe("the endpoint scheduler", () => {
     expect(s.admit("b", 7).kind).toBe("queued");
     deferred(s.admit("b", 8)); // all lines together hold maxQueued
     expect(s.waiting().sort()).toEqual([2, 3, 7]);
+    expect(s.queued()).toBe(3);
     const second = first.release();
     expect(second?.item).toBe(2);
     expect(second!.release()?.item).toBe(3);
     expect(s.drain()).toEqual([7]);
     expect(s.waiting()).toEqual([]);
+    expect(s.queued()).toBe(0);
   });
 
   it("spaces a fast endpoint's deferred jobs by its attempt time over its slots, at least minDeferMs", () => {

@@ -45,6 +45,8 @@ export interface EndpointScheduler<T> {
   admit(endpointId: string, item: T): Admission<T>;
   /** Every job waiting in a line (to keep their messages alive). */
   waiting(): T[];
+  /** How many jobs wait in lines, all endpoints together (without copying them). */
+  queued(): number;
   /** Empties every line (at shutdown): the jobs that were waiting. */
   drain(): T[];
   /** Attempts in flight to the endpoint. */
@@ -145,6 +147,7 @@ export function createEndpointScheduler<T>(options: EndpointSchedulerOptions): E
       return { kind: "deferred", delayMs: Math.ceil(delayMs), estimateMs };
     },
     waiting: () => [...endpoints.values()].flatMap((state) => state.line),
+    queued: () => queued,
     drain() {
       const all = [...endpoints.values()].flatMap((state) => state.line.splice(0));
       queued = 0;
