@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import { compareAlternating, recordResult } from "./load-generator.js";
+import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..");
@@ -23,9 +24,17 @@ const durationSeconds = Number(process.env.BENCH_DURATION ?? 8);
 
 async function main() {
   const scratch = await createScratchDatabase("benchedge");
+  const natsNamespace = newNatsNamespace("bench");
   const processes: ServiceProcess[] = [];
   try {
-    const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", LOG_LEVEL: "info", GRPC_HOST: "127.0.0.1" };
+    const common = {
+      DATABASE_URL: scratch.url,
+      METRICS_PORT: "0",
+      LOG_LEVEL: "info",
+      GRPC_HOST: "127.0.0.1",
+      NATS_URL: testNatsUrl(),
+      NATS_NAMESPACE: natsNamespace,
+    };
     const notify = await startServiceProcess({
       name: "notify",
       entry: entry("notify"),
@@ -99,6 +108,7 @@ async function main() {
     });
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
+    await deleteNamespaceStreams(natsNamespace);
     await scratch.drop();
   }
 }

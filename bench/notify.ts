@@ -28,6 +28,7 @@ import { createScratchDatabase } from "@platform/local-stack/postgres-databases"
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import { profiled } from "./profiled-env.js";
 import { recordResult } from "./load-generator.js";
+import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..");
@@ -253,6 +254,7 @@ const perSend = (cpu: Record<string, number>, sends: number) =>
 
 async function main() {
   const scratch = await createScratchDatabase("benchnotify");
+  const natsNamespace = newNatsNamespace("bench");
   const processes: ServiceProcess[] = [];
   const db = new pg.Client({ connectionString: scratch.url });
   try {
@@ -262,7 +264,13 @@ async function main() {
       `create table bench_floor.sends (id bigserial primary key, key text not null, body text not null,
          created_at timestamptz not null default now())`,
     );
-    const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", LOG_LEVEL: "warn" };
+    const common = {
+      DATABASE_URL: scratch.url,
+      METRICS_PORT: "0",
+      LOG_LEVEL: "warn",
+      NATS_URL: testNatsUrl(),
+      NATS_NAMESPACE: natsNamespace,
+    };
     const notify = await startServiceProcess({
       name: "notify",
       entry: entry("notify"),
@@ -413,6 +421,7 @@ async function main() {
   } finally {
     await db.end().catch(() => undefined);
     await Promise.all(processes.map((p) => p.stop()));
+    await deleteNamespaceStreams(natsNamespace);
     await scratch.drop();
   }
 }

@@ -107,3 +107,23 @@ export const idempotencySettings = {
   /** How often expired idempotency keys are purged. */
   IDEMPOTENCY_PURGE_INTERVAL: env.duration(10 * 60_000),
 };
+
+/**
+ * The settings of a service on the event bus: its NATS and the namespace that prefixes every
+ * stream name and subject (empty in production; each test run sets its own), and its outbox relay.
+ */
+export const eventBusSettings = {
+  NATS_URL: z.string().default("nats://127.0.0.1:4222"),
+  NATS_NAMESPACE: z
+    .string()
+    .default("")
+    .refine((v) => /^[A-Za-z0-9_]{0,32}$/.test(v), "must be 0-32 of A-Z a-z 0-9 _"),
+  /** How often the outbox relay looks for events when no commit kicked it. */
+  OUTBOX_POLL_INTERVAL: env.duration(1_000),
+  /**
+   * How long a published outbox row may wait for its consumer to remove it before it is published
+   * again (a nats-server that lost its store lost it). Again is harmless: consumers are idempotent
+   * on the event id.
+   */
+  OUTBOX_REPUBLISH_AFTER: env.duration(60_000),
+};

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import pg from "pg";
@@ -26,16 +27,25 @@ describe("admin CLI", () => {
     return id;
   };
 
+  const natsNamespace = newNatsNamespace();
   beforeAll(async () => {
     scratch = await createScratchDatabase("admin");
     notify = await startServiceProcess({
       name: "notify",
       entry: notifyEntry,
-      env: { DATABASE_URL: scratch.url, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0" },
+      env: {
+        DATABASE_URL: scratch.url,
+        GRPC_HOST: "127.0.0.1",
+        GRPC_PORT: "0",
+        METRICS_PORT: "0",
+        NATS_URL: testNatsUrl(),
+        NATS_NAMESPACE: natsNamespace,
+      },
     });
   });
   afterAll(async () => {
     await notify?.stop();
+    await deleteNamespaceStreams(natsNamespace);
     await scratch?.drop();
   });
 

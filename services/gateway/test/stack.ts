@@ -40,7 +40,15 @@ export async function startTestStack(
 ): Promise<TestStack> {
   const scratch = await createScratchDatabase("gw");
   const natsNamespace = newNatsNamespace();
-  const common = { DATABASE_URL: scratch.url, METRICS_PORT: "0", METRICS_HOST: "127.0.0.1", LOG_LEVEL: "debug" };
+  const common = {
+    DATABASE_URL: scratch.url,
+    METRICS_PORT: "0",
+    METRICS_HOST: "127.0.0.1",
+    LOG_LEVEL: "debug",
+    // notify and webhooks share the run's event bus.
+    NATS_URL: testNatsUrl(),
+    NATS_NAMESPACE: natsNamespace,
+  };
   let catalogPort = 0;
   const startCatalog = async () => {
     const started = await startServiceProcess({
@@ -90,8 +98,6 @@ export async function startTestStack(
           GRPC_HOST: "127.0.0.1",
           GRPC_PORT: "0",
           SECRETS_KEY: randomBytes(32).toString("base64"),
-          NATS_URL: testNatsUrl(),
-          NATS_NAMESPACE: natsNamespace,
           WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
           // Tests point endpoints at random ports and at port 9 (nothing listens there).
           WEBHOOKS_ALLOWED_PORTS: "1-65535",

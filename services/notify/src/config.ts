@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   databaseServiceSettings,
   env,
+  eventBusSettings,
   idempotencySettings,
   loadConfig,
   type Environment,
@@ -48,6 +49,7 @@ const schema = z
   .object({
     ...databaseServiceSettings({ grpc: 50052, metrics: 9466 }),
     ...idempotencySettings,
+    ...eventBusSettings,
     /**
      * How long a send holds its Idempotency-Key before a retry may settle it as outcome unknown
      * (the sender died between recording the command and recording the provider's answer). Must

@@ -2,7 +2,10 @@ import { NotificationServiceService, TenantServiceService } from "@platform/prot
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
+import { declareEventsStream } from "@platform/service-kit/event-bus";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { connectNats } from "@platform/service-kit/nats";
+import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import pg from "pg";
@@ -12,6 +15,7 @@ import { createWhatsAppChannel } from "./channel/whatsapp-channel.js";
 import { loadNotifyConfig, NOTIFY_SCHEMA, type NotifyConfig } from "./config.js";
 import { createNotificationStore } from "./db/notification-store.js";
 import { createTenantRepository } from "./db/tenant-repository.js";
+import { createEventOutbox } from "./events/event-outbox.js";
 import type { ChannelProvider } from "./domain/channel-provider.js";
 import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
 import { createNotificationMetrics } from "./grpc/notification-metrics.js";
@@ -55,7 +59,41 @@ async function main() {
   });
   sendPool.on("error", (error) => logger.warn({ err: error }, "an idle send-path connection failed; it is replaced"));
 
+  // The event bus: EVENTS is declared by every service on it (and again after a reconnect, in case
+  // the server lost its store); notify's outbox relay publishes what notify announces.
+  const redeclare = async () => {
+    for (let failures = 1; !nc.isClosed(); failures++) {
+      try {
+        await declareEventsStream(await nc.jetstreamManager(), config.NATS_NAMESPACE);
+        return;
+      } catch (error) {
+        const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+        logger.warn({ err: error, failures, pauseMs }, "declaring the EVENTS stream failed; retrying");
+        await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
+      }
+    }
+  };
+  const nc = await connectNats({
+    servers: config.NATS_URL,
+    name: "notify",
+    logger,
+    onReconnect: () => void redeclare(),
+  });
+  await declareEventsStream(await nc.jetstreamManager(), config.NATS_NAMESPACE);
+  const js = nc.jetstream();
+
   const registry = createMetricsRegistry("notify");
+  const relay = startOutboxRelay({
+    db,
+    js,
+    logger: logger.child({ component: "outbox-relay" }),
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
+    // Rows stay until notify's projector has recorded their event (it deletes them).
+    republishAfterMs: config.OUTBOX_REPUBLISH_AFTER,
+    registry,
+    metricPrefix: "notify",
+  });
+  const events = createEventOutbox({ namespace: config.NATS_NAMESPACE, kick: () => relay.kick() });
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const provider = channelProvider(config);
   const grpc = await startGrpcServer({
@@ -70,6 +108,7 @@ async function main() {
           createTenantService({
             db,
             tenants: createTenantRepository(db),
+            events,
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
           }),
           instrumentation,
@@ -100,6 +139,8 @@ async function main() {
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
+    await relay.stop();
+    await nc.drain().catch(() => undefined);
     await metrics.close();
     await sendPool.end();
     await db.destroy();

@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   databaseServiceSettings,
   env,
+  eventBusSettings,
   idempotencySettings,
   loadConfig,
   type Environment,
@@ -19,22 +20,11 @@ const flag = (fallback: boolean) =>
 /** What a lease must leave beyond an attempt's timeout: signing, recording it, acking its job. */
 export const leaseMarginMs = 5_000;
 
-/** A stream/subject namespace: empty in production; tests give each run its own. */
-const namespace = z
-  .string()
-  .default("")
-  .refine((v) => /^[A-Za-z0-9_]{0,32}$/.test(v), "must be 0-32 of A-Z a-z 0-9 _");
-
 const schema = z
   .object({
     ...databaseServiceSettings({ grpc: 50053, metrics: 9467 }),
     ...idempotencySettings,
-    NATS_URL: z.string().default("nats://127.0.0.1:4222"),
-    /**
-     * Prefix of every JetStream stream name and subject this service uses (`${ns}EVENTS`,
-     * `${ns}events.<tenant>.<type>`): empty in production; each test run sets its own.
-     */
-    NATS_NAMESPACE: namespace,
+    ...eventBusSettings,
     /** 32 bytes, base64 (key id k1), or `id:base64,...` with the first key active; see docs/operations.md. */
     SECRETS_KEY: z.string().transform((text, ctx) => {
       try {
@@ -96,13 +86,6 @@ const schema = z
     WEBHOOKS_JANITOR_BATCH: env.positiveInt(1000),
     /** How often the backlog gauges (pending deliveries, oldest waiting, per endpoint class) are measured. */
     WEBHOOKS_BACKLOG_INTERVAL: env.duration(15_000),
-    /** How often the outbox relay looks for unpublished events when nothing woke it. */
-    OUTBOX_POLL_INTERVAL: env.duration(1_000),
-    /**
-     * How long after its publish an event the fan-out has not recorded yet is published again (a
-     * nats-server that lost its store lost it). Again is harmless: the fan-out records an event once.
-     */
-    OUTBOX_REPUBLISH_AFTER: env.duration(60_000),
   })
   .superRefine((config, ctx) => {
     if (config.WEBHOOKS_LEASE < config.WEBHOOKS_DELIVERY_TIMEOUT + leaseMarginMs) {

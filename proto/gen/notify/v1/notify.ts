@@ -160,6 +160,11 @@ export interface SetUsageLimitsRequest {
   hardCap: string;
   /** The partner's Idempotency-Key; recorded with the effect. */
   idempotencyKey: string;
+  /**
+   * When present: the limits' current version must equal it (FAILED_PRECONDITION
+   * "usage.version_mismatch" otherwise); 0 means "never set".
+   */
+  expectedVersion?: string | undefined;
 }
 
 export interface SetUsageLimitsResponse {
@@ -1248,7 +1253,7 @@ export const UsageLimits: MessageFns<UsageLimits> = {
 };
 
 function createBaseSetUsageLimitsRequest(): SetUsageLimitsRequest {
-  return { tenantId: "", softCap: "0", hardCap: "0", idempotencyKey: "" };
+  return { tenantId: "", softCap: "0", hardCap: "0", idempotencyKey: "", expectedVersion: undefined };
 }
 
 export const SetUsageLimitsRequest: MessageFns<SetUsageLimitsRequest> = {
@@ -1264,6 +1269,9 @@ export const SetUsageLimitsRequest: MessageFns<SetUsageLimitsRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.expectedVersion !== undefined) {
+      writer.uint32(40).int64(message.expectedVersion);
     }
     return writer;
   },
@@ -1313,6 +1321,14 @@ export const SetUsageLimitsRequest: MessageFns<SetUsageLimitsRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.expectedVersion = reader.int64().toString();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1347,6 +1363,11 @@ export const SetUsageLimitsRequest: MessageFns<SetUsageLimitsRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      expectedVersion: isSet(object.expectedVersion)
+        ? globalThis.String(object.expectedVersion)
+        : isSet(object.expected_version)
+        ? globalThis.String(object.expected_version)
+        : undefined,
     };
   },
 
@@ -1364,6 +1385,9 @@ export const SetUsageLimitsRequest: MessageFns<SetUsageLimitsRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.expectedVersion !== undefined) {
+      obj.expectedVersion = message.expectedVersion;
+    }
     return obj;
   },
 
@@ -1376,6 +1400,7 @@ export const SetUsageLimitsRequest: MessageFns<SetUsageLimitsRequest> = {
     message.softCap = object.softCap ?? "0";
     message.hardCap = object.hardCap ?? "0";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.expectedVersion = object.expectedVersion ?? undefined;
     return message;
   },
 };

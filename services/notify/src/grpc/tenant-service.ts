@@ -10,6 +10,7 @@ import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platfo
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { TenantRepository } from "../db/tenant-repository.js";
+import type { EventOutbox } from "../events/event-outbox.js";
 import {
   activate,
   InvalidTenantError,
@@ -83,6 +84,8 @@ export function createTenantService(deps: {
   db: Knex;
   tenants: TenantRepository;
   idempotency: IdempotencyOptions;
+  /** Where the service's events go (in the transaction of their change). */
+  events: EventOutbox;
 }): UnaryHandlers<typeof TenantServiceService> {
   return {
     async createTenant(request, { logger }) {

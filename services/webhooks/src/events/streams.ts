@@ -2,17 +2,16 @@
  * The JetStream streams and durable consumers of the webhooks service, every name prefixed by
  * NATS_NAMESPACE ("" in production; each test run has its own):
  *
- *   `${ns}EVENTS`              subjects `${ns}events.<tenant>.<type>`: platform events, 30 days
+ *   `${ns}EVENTS`              the event bus (service-kit event-bus.ts): platform events, 30 days
  *   `${ns}WEBHOOK_DELIVERIES`  subjects `${ns}webhooks.deliveries.<endpoint_id>`: delivery jobs
  *                              (work queue: a job is gone once a worker acks it)
  */
 import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "nats";
+import { declareEventsStream, eventsStreamName, eventSubject } from "@platform/service-kit/event-bus";
 import { ensureDurableConsumer, ensureStream, nanos } from "@platform/service-kit/nats";
 
 export const FANOUT_CONSUMER = "webhooks-fanout";
 export const DELIVERY_CONSUMER = "webhooks-delivery";
-
-const DAY_MS = 86_400_000;
 
 export interface StreamNames {
   namespace: string;
@@ -21,13 +20,11 @@ export interface StreamNames {
 }
 
 export function streamNames(namespace: string): StreamNames {
-  return { namespace, events: `${namespace}EVENTS`, deliveries: `${namespace}WEBHOOK_DELIVERIES` };
+  return { namespace, events: eventsStreamName(namespace), deliveries: `${namespace}WEBHOOK_DELIVERIES` };
 }
 
-/** The subject of a platform event on the EVENTS stream. */
-export function eventSubject(namespace: string, tenantId: string, type: string): string {
-  return `${namespace}events.${tenantId}.${type}`;
-}
+/** The subject of a platform event on the EVENTS stream (the event bus's). */
+export { eventSubject };
 
 /** The subject of a delivery job: one per endpoint, so a worker sees the endpoint without a query. */
 export function deliverySubject(namespace: string, endpointId: string): string {
@@ -52,14 +49,7 @@ export async function declareStreams(
   names: StreamNames,
   options: { leaseMs: number } = { leaseMs: 60_000 },
 ): Promise<void> {
-  await ensureStream(jsm, {
-    name: names.events,
-    subjects: [`${names.namespace}events.>`],
-    storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
-    max_age: nanos(30 * DAY_MS),
-    duplicate_window: nanos(120_000),
-  });
+  await declareEventsStream(jsm, names.namespace);
   await ensureStream(jsm, {
     name: names.deliveries,
     subjects: [`${names.namespace}webhooks.deliveries.>`],

@@ -1,0 +1,57 @@
+/**
+ * How notify announces what happened: an event is written to notify's outbox in the transaction
+ * of the change it announces (service-kit outbox.ts) as a webhooks.v1.BusEvent, and the relay
+ * publishes it to the EVENTS stream (`${ns}events.<tenant>.<type>`, Nats-Msg-Id = event id) after
+ * the commit. Every consumer (the webhooks fan-out, notify's projector) is idempotent on the id.
+ */
+import { randomBytes } from "node:crypto";
+import { BusEvent } from "@platform/proto/webhooks/v1";
+import { eventSubject } from "@platform/service-kit/event-bus";
+import { appendToOutbox, type OutboxEntry } from "@platform/service-kit/outbox";
+import type { Knex } from "@platform/service-kit/postgres";
+
+/** An event notify announces; `object` is data.object: snake_case keys, ids, states and codes only. */
+export interface NotifyEvent {
+  /** Empty or absent: a new `evt_` id. Give a deterministic one where a repeat must be the same event. */
+  id?: string;
+  type: string;
+  tenantId: string;
+  occurredAt: Date;
+  object: Record<string, unknown>;
+}
+
+/** A new event id in the platform's format: `evt_` and 24 lowercase hex characters. */
+export const newEventId = (): string => `evt_${randomBytes(12).toString("hex")}`;
+
+/** The outbox row of an event (for writers outside knex, such as the send path's prepared statements). */
+export function outboxEntryOf(namespace: string, event: NotifyEvent): OutboxEntry & { id: string } {
+  const id = event.id || newEventId();
+  const payload = BusEvent.encode({
+    id,
+    type: event.type,
+    tenantId: event.tenantId,
+    occurredAt: event.occurredAt.toISOString(),
+    dataJson: JSON.stringify(event.object),
+  }).finish();
+  return { id, eventId: id, subject: eventSubject(namespace, event.tenantId, event.type), payload };
+}
+
+export interface EventOutbox {
+  /** Writes the event in the caller's transaction; returns its id. */
+  append(trx: Knex | Knex.Transaction, event: NotifyEvent): Promise<string>;
+  /** Publishes what is waiting now (call after the commit). */
+  kick(): void;
+}
+
+export function createEventOutbox(options: { namespace: string; kick?: () => void }): EventOutbox {
+  return {
+    async append(trx, event) {
+      const entry = outboxEntryOf(options.namespace, event);
+      await appendToOutbox(trx, entry);
+      return entry.id;
+    },
+    kick() {
+      options.kick?.();
+    },
+  };
+}
