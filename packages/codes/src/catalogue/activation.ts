@@ -1,0 +1,4 @@
+import type { CodeEntries } from "../code-entry.js";
+
+/** Activation and capability checks. */
+export const activationCodes = {} as const satisfies CodeEntries;

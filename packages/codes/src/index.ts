@@ -1,0 +1,50 @@
+/**
+ * The one catalogue of stable codes. Every problem `code`, `lastErrorCode`,
+ * `blockingReasons[].code` and reason code the platform produces is here, with its meaning and the
+ * client's reaction; the gateway's problem documents and the OpenAPI document are built from it,
+ * notify checks reported reason codes against it, and a test fails on a code used anywhere in the
+ * code that it does not hold. One file per area under catalogue/.
+ */
+import { activationCodes } from "./catalogue/activation.js";
+import { authCodes } from "./catalogue/auth.js";
+import { eventCodes } from "./catalogue/event.js";
+import { notificationCodes } from "./catalogue/notification.js";
+import { projectionCodes } from "./catalogue/projection.js";
+import { requestCodes } from "./catalogue/request.js";
+import { serviceCodes } from "./catalogue/service.js";
+import { tenantCodes } from "./catalogue/tenant.js";
+import { usageCodes } from "./catalogue/usage.js";
+import { webhookCodes } from "./catalogue/webhook.js";
+import type { CodeEntry, CodeUse } from "./code-entry.js";
+
+export type { CodeEntry, CodeUse } from "./code-entry.js";
+
+export const codeCatalogue = {
+  ...requestCodes,
+  ...authCodes,
+  ...tenantCodes,
+  ...usageCodes,
+  ...activationCodes,
+  ...notificationCodes,
+  ...webhookCodes,
+  ...eventCodes,
+  ...projectionCodes,
+  ...serviceCodes,
+} as const;
+
+export type CatalogueCode = keyof typeof codeCatalogue;
+
+export function isCatalogueCode(code: string): code is CatalogueCode {
+  return Object.hasOwn(codeCatalogue, code);
+}
+
+export function codeEntry(code: string): CodeEntry | undefined {
+  return isCatalogueCode(code) ? codeCatalogue[code] : undefined;
+}
+
+/** The codes used as `use`. */
+export function codesUsedAs(use: CodeUse): CatalogueCode[] {
+  return (Object.keys(codeCatalogue) as CatalogueCode[]).filter((code) =>
+    (codeCatalogue[code] as CodeEntry).usedAs.includes(use),
+  );
+}
