@@ -7,6 +7,7 @@ import {
   loadConfig,
   type Environment,
 } from "@platform/service-kit/config";
+import { parseRequiredCapabilities } from "./domain/activation.js";
 import { notificationTypes, type NotificationType } from "./domain/notification.js";
 
 /** Default WhatsApp template per notification type; WHATSAPP_TEMPLATES overrides any of them. */
@@ -74,6 +75,23 @@ const schema = z
      * UPSTREAM_TIMEOUT (5 s) so the partner hears "unknown" rather than "unavailable".
      */
     WHATSAPP_TIMEOUT: env.duration(3_000),
+    /**
+     * The capabilities activation requires to pass (comma list of a-z 0-9 _ names): a tenant goes
+     * live once every one of them passed its check and none is failing.
+     */
+    NOTIFY_REQUIRED_CAPABILITIES: z
+      .string()
+      .default("messaging_channel")
+      .transform((value, ctx) => {
+        try {
+          const names = parseRequiredCapabilities(value);
+          if (names.length === 0) throw new Error("name at least one capability");
+          return names;
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
   })
   .superRefine((config, ctx) => {
     if (config.NOTIFY_CHANNEL_PROVIDER === "whatsapp") {

@@ -1,4 +1,5 @@
 import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
+import { ActivationServiceService } from "@platform/proto/notify/v1/activation";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
@@ -21,6 +22,8 @@ import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
 import { createNotificationMetrics } from "./grpc/notification-metrics.js";
 import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";
+import { createActivationRepository } from "./db/activation-repository.js";
+import { createActivationService } from "./grpc/activation-service.js";
 
 const bootLogger = createLogger("notify", "info");
 
@@ -110,6 +113,20 @@ async function main() {
             tenants: createTenantRepository(db),
             events,
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+          }),
+          instrumentation,
+        ),
+      },
+      {
+        definition: ActivationServiceService,
+        implementation: instrumentService(
+          ActivationServiceService,
+          createActivationService({
+            db,
+            activation: createActivationRepository(db),
+            events,
+            idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+            requiredCapabilities: config.NOTIFY_REQUIRED_CAPABILITIES,
           }),
           instrumentation,
         ),

@@ -107,6 +107,8 @@ export interface Tenant {
   plan: TenantPlan;
   /** RFC 3339 UTC. */
   createdAt: string;
+  /** Activation (issue 10): "provisioning", "validation", "live" or "stalled". */
+  activationState: string;
 }
 
 export interface CreateTenantRequest {
@@ -283,6 +285,7 @@ function createBaseTenant(): Tenant {
     lastErrorCode: undefined,
     plan: 0,
     createdAt: "",
+    activationState: "",
   };
 }
 
@@ -314,6 +317,9 @@ export const Tenant: MessageFns<Tenant> = {
     }
     if (message.createdAt !== "") {
       writer.uint32(74).string(message.createdAt);
+    }
+    if (message.activationState !== "") {
+      writer.uint32(82).string(message.activationState);
     }
     return writer;
   },
@@ -403,6 +409,14 @@ export const Tenant: MessageFns<Tenant> = {
             message.createdAt = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.activationState = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -438,6 +452,11 @@ export const Tenant: MessageFns<Tenant> = {
         : isSet(object.created_at)
         ? globalThis.String(object.created_at)
         : "",
+      activationState: isSet(object.activationState)
+        ? globalThis.String(object.activationState)
+        : isSet(object.activation_state)
+        ? globalThis.String(object.activation_state)
+        : "",
     };
   },
 
@@ -470,6 +489,9 @@ export const Tenant: MessageFns<Tenant> = {
     if (message.createdAt !== "") {
       obj.createdAt = message.createdAt;
     }
+    if (message.activationState !== "") {
+      obj.activationState = message.activationState;
+    }
     return obj;
   },
 
@@ -487,6 +509,7 @@ export const Tenant: MessageFns<Tenant> = {
     message.lastErrorCode = object.lastErrorCode ?? undefined;
     message.plan = object.plan ?? 0;
     message.createdAt = object.createdAt ?? "";
+    message.activationState = object.activationState ?? "";
     return message;
   },
 };

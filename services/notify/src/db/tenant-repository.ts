@@ -12,6 +12,7 @@ interface TenantRow {
   last_error_code: string | null;
   plan: Tenant["plan"];
   created_at: Date;
+  activation_state: Tenant["activationState"];
 }
 
 function toTenant(row: TenantRow): Tenant {
@@ -25,6 +26,7 @@ function toTenant(row: TenantRow): Tenant {
     lastErrorCode: row.last_error_code,
     plan: row.plan,
     createdAt: row.created_at,
+    activationState: row.activation_state,
   };
 }
 
@@ -85,6 +87,13 @@ export function createTenantRepository(db: Knex): TenantRepository {
             activated: next.activated,
             channel_ready: next.channelReady,
             last_error_code: next.lastErrorCode,
+            activation_state: next.activationState,
+            activated_at:
+              next.activationState === "live" ? trx.raw("coalesce(activated_at, now())") : trx.ref("activated_at"),
+            validation_started_at:
+              next.activationState === "provisioning"
+                ? trx.ref("validation_started_at")
+                : trx.raw("coalesce(validation_started_at, now())"),
             version: trx.raw("version + 1"),
             updated_at: trx.fn.now(),
           })

@@ -12,6 +12,7 @@ const pending: Tenant = {
   lastErrorCode: "account.tenant_unavailable",
   plan: "testing",
   createdAt: new Date(0),
+  activationState: "provisioning",
 };
 
 describe("tenants", () => {

@@ -15,6 +15,8 @@ export interface Tenant {
   lastErrorCode: string | null;
   plan: TenantPlan;
   createdAt: Date;
+  /** Activation (domain/activation.ts): provisioning, validation, live or stalled. */
+  activationState: "provisioning" | "validation" | "live" | "stalled";
 }
 
 export interface NewTenant {
@@ -64,9 +66,19 @@ export function validateNewTenant(input: { id: string; name: string; plan: Tenan
   return { id, name, plan: input.plan ?? "testing" };
 }
 
-/** Activation passes validation and leaves the messaging channel ready. */
+/**
+ * Activation passes validation and leaves the messaging channel ready (the operator's override;
+ * the gRPC ActivateTenant also records the activation state and emits tenant.activated).
+ */
 export function activate(tenant: Tenant): Tenant {
-  return { ...tenant, status: "active", activated: true, channelReady: true, lastErrorCode: null };
+  return {
+    ...tenant,
+    status: "active",
+    activated: true,
+    channelReady: true,
+    lastErrorCode: null,
+    activationState: "live",
+  };
 }
 
 export function withChannel(tenant: Tenant, ready: boolean): Tenant {
