@@ -28,6 +28,7 @@ import { createApiKeyStore } from "../db/api-key-store.js";
 import { isScope, issueApiKey, scopes, type Scope } from "../domain/api-key.js";
 import { apiErrorFromGrpc } from "../http/api-error.js";
 import { tenantToJson } from "../http/tenant-routes.js";
+import { capabilityToJson, manifestToJson } from "../http/activation-routes.js";
 import { createEventClient, type EventClient } from "../grpc/event-client.js";
 import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
 
@@ -216,6 +217,44 @@ const commands: Record<string, Command> = {
       }
       const tenantId = values.id;
       return tenantCall(resources, tenantId, () => resources.notify().setChannelState({ tenantId, state }, cliCall()));
+    },
+  },
+  "capability report": {
+    usage: "--tenant ID --capability NAME --result pass|fail [--reason CODE]",
+    does:
+      "records a capability check result, as the platform's checks would (a fail needs --reason, a capability " +
+      "reason code of the code catalogue); prints the capability, the activation manifest and the events emitted",
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: {
+          tenant: { type: "string" },
+          capability: { type: "string" },
+          result: { type: "string" },
+          reason: { type: "string" },
+        },
+        strict: true,
+      });
+      if (!values.tenant || !values.capability || (values.result !== "pass" && values.result !== "fail")) {
+        throw new UsageError(
+          "capability report needs --tenant ID --capability NAME --result pass|fail [--reason CODE]",
+        );
+      }
+      const tenantId = values.tenant;
+      const request = {
+        tenantId,
+        capability: values.capability,
+        passed: values.result === "pass",
+        reasonCode: values.reason ?? "",
+      };
+      const response = await callNotify(resources, tenantId, () =>
+        resources.notify().reportCapabilityCheck(request, cliCall()),
+      );
+      return {
+        capability: response.capability ? capabilityToJson(response.capability) : null,
+        activation: manifestToJson(response.manifest),
+        emittedEvents: response.emittedEventTypes,
+      };
     },
   },
   "tenant opt-out": {

@@ -6,7 +6,7 @@ import { hash, randomBytes, timingSafeEqual } from "node:crypto";
  * enough: there is nothing to brute-force). Verification looks the id up and compares digests
  * in constant time.
  */
-export const scopes = ["notification:send", "webhook:manage", "tenant:read", "usage:manage"] as const;
+export const scopes = ["notification:send", "webhook:manage", "tenant:read", "usage:manage", "tenant:manage"] as const;
 export type Scope = (typeof scopes)[number];
 
 export interface ApiKeyRecord {

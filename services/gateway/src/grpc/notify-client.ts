@@ -23,6 +23,18 @@ import {
   type SetUsageLimitsRequest,
   type SetUsageLimitsResponse,
 } from "@platform/proto/notify/v1";
+import {
+  ActivationServiceClient,
+  ActivationServiceService,
+  type GetActivationRequest,
+  type GetActivationResponse,
+  type GetCapabilitiesRequest,
+  type GetCapabilitiesResponse,
+  type ReportCapabilityCheckRequest,
+  type ReportCapabilityCheckResponse,
+  type StartActivationRequest,
+  type StartActivationResponse,
+} from "@platform/proto/notify/v1/activation";
 import { callUnary } from "@platform/service-kit/grpc-client";
 import { GRPC_CHANNEL_OPTIONS } from "@platform/service-kit/grpc-server";
 import type { CallOptions } from "./catalog-client.js";
@@ -41,6 +53,13 @@ export interface NotifyClient {
     request: ListConversationMessagesRequest,
     options: CallOptions,
   ): Promise<ListConversationMessagesResponse>;
+  startActivation(request: StartActivationRequest, options: CallOptions): Promise<StartActivationResponse>;
+  getActivation(request: GetActivationRequest, options: CallOptions): Promise<GetActivationResponse>;
+  reportCapabilityCheck(
+    request: ReportCapabilityCheckRequest,
+    options: CallOptions,
+  ): Promise<ReportCapabilityCheckResponse>;
+  getCapabilities(request: GetCapabilitiesRequest, options: CallOptions): Promise<GetCapabilitiesResponse>;
   close(): void;
 }
 
@@ -52,6 +71,11 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
   });
   // Same channel options, so both clients share one HTTP/2 connection to notify.
   const notifications = new NotificationServiceClient(address, credentials.createInsecure(), {
+    ...GRPC_CHANNEL_OPTIONS,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+  });
+  const activation = new ActivationServiceClient(address, credentials.createInsecure(), {
     ...GRPC_CHANNEL_OPTIONS,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
@@ -76,9 +100,18 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
       callUnary(notifications, NotificationServiceService.sendNotification, request, options(requestId)),
     listConversationMessages: (request, { requestId }) =>
       callUnary(notifications, NotificationServiceService.listConversationMessages, request, options(requestId)),
+    startActivation: (request, { requestId }) =>
+      callUnary(activation, ActivationServiceService.startActivation, request, options(requestId)),
+    getActivation: (request, { requestId }) =>
+      callUnary(activation, ActivationServiceService.getActivation, request, options(requestId)),
+    reportCapabilityCheck: (request, { requestId }) =>
+      callUnary(activation, ActivationServiceService.reportCapabilityCheck, request, options(requestId)),
+    getCapabilities: (request, { requestId }) =>
+      callUnary(activation, ActivationServiceService.getCapabilities, request, options(requestId)),
     close: () => {
       client.close();
       notifications.close();
+      activation.close();
     },
   };
 }

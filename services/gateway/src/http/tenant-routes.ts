@@ -1,4 +1,5 @@
 import { TenantPlan, type Tenant } from "@platform/proto/notify/v1";
+import { activationRoutes } from "./activation-routes.js";
 import { ApiError, callService as call } from "./api-error.js";
 import { notificationRoutes } from "./notification-routes.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
@@ -22,6 +23,7 @@ export function tenantToJson(tenant: Tenant | undefined): Record<string, unknown
     lastErrorCode: tenant.lastErrorCode ?? null,
     plan: planNames[tenant.plan] ?? null,
     createdAt: tenant.createdAt,
+    activationState: tenant.activationState || null,
   };
 }
 
@@ -50,6 +52,7 @@ export const tenantRecordRoutes: TenantRoute[] = [
 export const tenantRoutes: TenantRoute[] = [
   ...tenantRecordRoutes,
   ...usageRoutes,
+  ...activationRoutes,
   ...notificationRoutes,
   ...webhookRoutes,
 ];

@@ -1,3 +1,4 @@
+import { codesUsedAs } from "@platform/codes";
 import { problemCodes, type ProblemCode } from "../problem.js";
 import { problemCodesOf, TENANT_ID_PATTERN, type TenantRoute } from "../tenant-route.js";
 import { tenantRoutes } from "../tenant-routes.js";
@@ -15,6 +16,8 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const capabilities: Record<string, string> = {
   tenant: "The tenant record.",
   usage: "Monthly token usage and its caps.",
+  activation:
+    "Activation (provisioning, validation, live, or stalled with blocking reasons) and the capability report.",
   notifications: "Template messages to a customer's phone, and the customer's conversation transcript.",
   webhooks:
     "Signed webhook endpoints and their secrets, the event catalog, and the delivery ledger (inspect, redrive, " +
@@ -342,6 +345,106 @@ const webhookSchemas = {
   },
 };
 
+const activationTimestamp = { type: "string", format: "date-time" };
+const activationManifestProperties = {
+  tenantId: { type: "string" },
+  state: {
+    type: "string",
+    enum: ["provisioning", "validation", "live", "stalled"],
+    description:
+      "provisioning: activation not started; validation: waiting for the required capability checks; live: " +
+      "activated; stalled: a capability check failed (see blockingReasons).",
+  },
+  steps: {
+    type: "array",
+    items: {
+      type: "object",
+      required: ["name", "state", "updatedAt"],
+      additionalProperties: false,
+      properties: {
+        name: { type: "string", enum: ["provisioning", "validation", "live"] },
+        state: { type: "string", enum: ["pending", "in_progress", "done", "failed"] },
+        updatedAt: { type: ["string", "null"], format: "date-time" },
+      },
+    },
+  },
+  blockingReasons: {
+    type: "array",
+    items: {
+      type: "object",
+      required: ["code", "capability", "since"],
+      additionalProperties: false,
+      properties: {
+        code: { type: "string", enum: codesUsedAs("blockingReason") },
+        capability: { type: ["string", "null"] },
+        since: activationTimestamp,
+      },
+    },
+  },
+  requiredCapabilities: { type: "array", items: { type: "string", pattern: "^[a-z][a-z0-9_]{0,63}$" } },
+  version: { type: "integer", minimum: 1 },
+  updatedAt: activationTimestamp,
+};
+const activationManifestRequired = [
+  "tenantId",
+  "state",
+  "steps",
+  "blockingReasons",
+  "requiredCapabilities",
+  "version",
+  "updatedAt",
+];
+const activationSchemas = {
+  ActivationManifest: {
+    type: "object",
+    required: activationManifestRequired,
+    additionalProperties: false,
+    properties: activationManifestProperties,
+  },
+  ActivationResult: {
+    type: "object",
+    required: [...activationManifestRequired, "idempotencyStatus"],
+    additionalProperties: false,
+    properties: {
+      ...activationManifestProperties,
+      idempotencyStatus: {
+        type: "string",
+        enum: ["Applied", "Replayed"],
+        description: "Replayed: the answer of the first request with this Idempotency-Key.",
+      },
+    },
+  },
+  CapabilityReport: {
+    type: "object",
+    required: ["tenantId", "data"],
+    additionalProperties: false,
+    properties: {
+      tenantId: { type: "string" },
+      data: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["name", "state", "required", "lastResult", "lastCheckedAt", "reasonCode", "changedAt"],
+          additionalProperties: false,
+          properties: {
+            name: { type: "string", pattern: "^[a-z][a-z0-9_]{0,63}$" },
+            state: { type: "string", enum: ["on", "off", "unchecked"] },
+            required: { type: "boolean", description: "Whether activation requires it." },
+            lastResult: { type: ["string", "null"], enum: ["pass", "fail", null] },
+            lastCheckedAt: { type: ["string", "null"], format: "date-time" },
+            reasonCode: {
+              type: ["string", "null"],
+              enum: [...codesUsedAs("reasonCode").filter((code) => code.startsWith("capability.")), null],
+              description: "The failing check's code; null when passing or unchecked.",
+            },
+            changedAt: { type: ["string", "null"], format: "date-time" },
+          },
+        },
+      },
+    },
+  },
+};
+
 /** OpenAPI 3.1 document of the tenant interface (experimental), served at /api/v1/openapi.json. */
 export function tenantOpenApi(options: { rateLimitPolicy: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -381,8 +484,14 @@ export function tenantOpenApi(options: { rateLimitPolicy: string }) {
             lastErrorCode: { type: ["string", "null"], description: "a stable partner-safe code, or null" },
             plan: { type: "string", enum: ["testing", "commercial"] },
             createdAt: { type: "string", format: "date-time" },
+            activationState: {
+              type: ["string", "null"],
+              enum: ["provisioning", "validation", "live", "stalled", null],
+              description: "Where activation stands; GET /activation has the details.",
+            },
           },
         },
+        ...activationSchemas,
         UsageLimitsRequest: {
           type: "object",
           required: ["softCap", "hardCap"],
