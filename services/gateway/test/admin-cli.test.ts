@@ -230,4 +230,73 @@ describe("admin CLI", () => {
       /^the stack seems down: could not reach webhooks at 127\.0\.0\.1:1 .*run `npm start`$/,
     );
   }, 30_000);
+
+  describe("capability report", () => {
+    const report = (...args: string[]) => cli("capability", "report", ...args);
+
+    it("records a pass: prints the capability, the manifest and no events for a first pass", async () => {
+      await tenant("t_cap1");
+      const { code, stdout, stderr } = await report(
+        ...["--tenant", "t_cap1", "--capability", "messaging_channel", "--result", "pass"],
+      );
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+      const out = JSON.parse(stdout) as Record<string, unknown>;
+      expect(out.capability).toMatchObject({
+        name: "messaging_channel",
+        state: "on",
+        required: true,
+        lastResult: "pass",
+      });
+      expect(out.activation).toMatchObject({ tenantId: "t_cap1", state: "provisioning" });
+      expect(out.emittedEvents).toEqual([]);
+    });
+
+    it("records a fail with a catalogue code; a live tenant's capability is suspended", async () => {
+      await tenant("t_cap2");
+      const pass = ["--tenant", "t_cap2", "--capability", "messaging_channel", "--result", "pass"];
+      expect((await report(...pass)).code).toBe(0);
+      expect((await cli("tenant", "activate", "--id", "t_cap2")).code).toBe(0);
+      const { code, stdout, stderr } = await report(
+        ...["--tenant", "t_cap2", "--capability", "messaging_channel", "--result", "fail"],
+        ...["--reason", "capability.credentials_revoked"],
+      );
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+      const out = JSON.parse(stdout) as Record<string, unknown>;
+      expect(out.capability).toMatchObject({ state: "off", reasonCode: "capability.credentials_revoked" });
+      expect(out.emittedEvents).toEqual(["capability.suspended"]);
+      expect(out.activation).toMatchObject({ state: "live", blockingReasons: [] });
+    });
+
+    it("refuses a fail without a reason, an unknown reason, a bad name or result, and an unknown tenant with exit 2", async () => {
+      await tenant("t_cap3");
+      const cases: [string[], RegExp][] = [
+        [["--capability", "messaging_channel", "--result", "fail"], /needs a reason code/],
+        [
+          ["--capability", "messaging_channel", "--result", "fail", "--reason", "capability.nope"],
+          /not a capability reason code/,
+        ],
+        [
+          ["--capability", "messaging_channel", "--result", "fail", "--reason", "tenant.not_found"],
+          /not a capability reason code/,
+        ],
+        [["--capability", "Messaging", "--result", "pass"], /capability must be/],
+        [["--capability", "messaging_channel", "--result", "maybe"], /--result pass\|fail/],
+        [["--capability", "messaging_channel"], /--result pass\|fail/],
+      ];
+      for (const [args, message] of cases) {
+        const { code, stdout, stderr } = await report("--tenant", "t_cap3", ...args);
+        expect({ code, stdout }, args.join(" ")).toEqual({ code: 2, stdout: "" });
+        expect((JSON.parse(stderr) as { error: string }).error, args.join(" ")).toMatch(message);
+      }
+      const missing = await report("--tenant", "nobody", "--capability", "messaging_channel", "--result", "pass");
+      expect(missing.code).toBe(2);
+      expect((JSON.parse(missing.stderr) as { error: string }).error).toBe("no such tenant: nobody");
+      const listed = JSON.parse(
+        (await report("--tenant", "t_cap3", "--capability", "messaging_channel", "--result", "pass")).stdout,
+      ) as {
+        capability: { lastResult: string };
+      };
+      expect(listed.capability.lastResult).toBe("pass");
+    });
+  });
 });
