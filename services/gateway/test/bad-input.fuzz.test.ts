@@ -26,7 +26,7 @@ describe("bad input", () => {
         "--tenants",
         tenant,
         "--scopes",
-        "notification:send,webhook:manage,tenant:read,usage:manage",
+        "notification:send,webhook:manage,tenant:read,usage:manage,tenant:manage",
       )
     ).key as string;
     const doc = async (path: string) =>

@@ -16,7 +16,7 @@ describe("tenant interface edge", () => {
   let contract: OpenApiContract;
   let counter = 0;
   const keys: Record<string, string> = {};
-  const allScopes = "notification:send,webhook:manage,tenant:read,usage:manage";
+  const allScopes = "notification:send,webhook:manage,tenant:read,usage:manage,tenant:manage";
   let tenant: string; // active, granted to keys.full
   let other: string; // exists, granted to nobody
   const ghost = "ten_doesnotexist000000000"; // granted to keys.full, does not exist
@@ -141,6 +141,7 @@ describe("tenant interface edge", () => {
         lastErrorCode: null,
         plan: "testing",
         createdAt: expect.any(String) as string,
+        activationState: "live",
       });
     });
 

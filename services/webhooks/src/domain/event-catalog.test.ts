@@ -17,12 +17,12 @@ describe("the event catalog", () => {
       ["booking.created", "emitted"],
       ["booking.cancelled", "emitted"],
       ["usage.threshold_crossed", "emitted"],
-      ["capability.suspended", "delivery_not_established"],
-      ["capability.restored", "delivery_not_established"],
+      ["capability.suspended", "emitted"],
+      ["capability.restored", "emitted"],
       ["escalation.raised", "delivery_not_established"],
       ["escalation.resolved", "delivery_not_established"],
-      ["tenant.activated", "delivery_not_established"],
-      ["tenant.validation_failed", "delivery_not_established"],
+      ["tenant.activated", "emitted"],
+      ["tenant.validation_failed", "emitted"],
     ]);
   });
 
