@@ -1,9 +1,19 @@
-import { Metadata } from "@grpc/grpc-js";
+import { credentials, status as Status, type Metadata } from "@grpc/grpc-js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import { declareEventsStream, eventsStreamName } from "@platform/service-kit/event-bus";
+import { callUnary } from "@platform/service-kit/grpc-client";
+import {
+  createGrpcInstrumentation,
+  instrumentService,
+  startGrpcServer,
+  type RunningGrpcServer,
+} from "@platform/service-kit/grpc-server";
 import { createLogger } from "@platform/service-kit/logger";
+import { createMetricsRegistry } from "@platform/service-kit/metrics";
+import { TenantServiceClient, TenantServiceService } from "@platform/proto/notify/v1";
+import { ActivationServiceClient, ActivationServiceService } from "@platform/proto/notify/v1/activation";
 import { startOutboxRelay, type OutboxRelay } from "@platform/service-kit/outbox";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
@@ -26,20 +36,51 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined | 
   }
 }
 
-describe("ActivationService (real Postgres and NATS)", () => {
+/** gRPC status name and error-code metadata of a refused call. */
+async function refusal(call: Promise<unknown>): Promise<{ status: string; code: unknown }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = error as { code: number; metadata: Metadata };
+    return { status: String(Status[e.code]), code: e.metadata.get("error-code")[0] };
+  }
+  throw new Error("the call succeeded");
+}
+
+describe("ActivationService over gRPC (in-process server, real Postgres and NATS)", () => {
   let scratch: ScratchDatabase;
   let db: Knex;
   let nc: NatsConnection;
   let jsm: JetStreamManager;
   let relay: OutboxRelay;
   const ns = newNatsNamespace();
-  const context = () => ({
-    requestId: "req-activation",
-    logger: createLogger("notify", "silent"),
-    metadata: new Metadata(),
-  });
-  let service: ReturnType<typeof createActivationService>;
-  let tenantService: ReturnType<typeof createTenantService>;
+  let server: RunningGrpcServer;
+  let activationClient: ActivationServiceClient;
+  let tenantClient: TenantServiceClient;
+  const options = { requestId: "req-activation", timeoutMs: 10_000 };
+  const context = () => options;
+  type Req<D, K extends keyof D> = D[K] extends { requestSerialize: (value: infer R) => unknown } ? R : never;
+  type A = typeof ActivationServiceService;
+  type T = typeof TenantServiceService;
+  /** The services as a gRPC client sees them. */
+  const service = {
+    startActivation: (r: Req<A, "startActivation">, o: typeof options) =>
+      callUnary(activationClient, ActivationServiceService.startActivation, r, o),
+    getActivation: (r: Req<A, "getActivation">, o: typeof options) =>
+      callUnary(activationClient, ActivationServiceService.getActivation, r, o),
+    reportCapabilityCheck: (r: Req<A, "reportCapabilityCheck">, o: typeof options) =>
+      callUnary(activationClient, ActivationServiceService.reportCapabilityCheck, r, o),
+    getCapabilities: (r: Req<A, "getCapabilities">, o: typeof options) =>
+      callUnary(activationClient, ActivationServiceService.getCapabilities, r, o),
+  };
+  const tenantService = {
+    createTenant: (r: Req<T, "createTenant">, o: typeof options) =>
+      callUnary(tenantClient, TenantServiceService.createTenant, r, o),
+    getTenant: (r: Req<T, "getTenant">, o: typeof options) =>
+      callUnary(tenantClient, TenantServiceService.getTenant, r, o),
+    activateTenant: (r: Req<T, "activateTenant">, o: typeof options) =>
+      callUnary(tenantClient, TenantServiceService.activateTenant, r, o),
+  };
   const idempotency = { ttlMs: 60_000, leaseMs: 30_000 };
 
   beforeAll(async () => {
@@ -57,16 +98,44 @@ describe("ActivationService (real Postgres and NATS)", () => {
       republishAfterMs: 600_000,
     });
     const events = createEventOutbox({ namespace: ns, kick: () => relay.kick() });
-    service = createActivationService({
-      db,
-      activation: createActivationRepository(db),
-      events,
-      idempotency,
-      requiredCapabilities: ["messaging_channel"],
+    const logger = createLogger("notify", "silent");
+    const instrumentation = createGrpcInstrumentation(logger, createMetricsRegistry("notify"));
+    server = await startGrpcServer({
+      host: "127.0.0.1",
+      port: 0,
+      instrumentation,
+      services: [
+        {
+          definition: ActivationServiceService,
+          implementation: instrumentService(
+            ActivationServiceService,
+            createActivationService({
+              db,
+              activation: createActivationRepository(db),
+              events,
+              idempotency,
+              requiredCapabilities: ["messaging_channel"],
+            }),
+            instrumentation,
+          ),
+        },
+        {
+          definition: TenantServiceService,
+          implementation: instrumentService(
+            TenantServiceService,
+            createTenantService({ db, tenants: createTenantRepository(db), events, idempotency }),
+            instrumentation,
+          ),
+        },
+      ],
     });
-    tenantService = createTenantService({ db, tenants: createTenantRepository(db), events, idempotency });
+    activationClient = new ActivationServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+    tenantClient = new TenantServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
   });
   afterAll(async () => {
+    activationClient?.close();
+    tenantClient?.close();
+    await server?.shutdown(1_000);
     await relay?.stop();
     await nc?.close();
     await deleteNamespaceStreams(ns);
@@ -193,7 +262,7 @@ describe("ActivationService (real Postgres and NATS)", () => {
     expect(await streamCount("race")).toBe(3);
   });
 
-  it("StartActivation replays the first answer for the same key and refuses the key on another tenant's request", async () => {
+  it("StartActivation replays the first answer for the same key; another key is a new execution", async () => {
     await create("replay");
     await report("replay", "messaging_channel", true);
     const first = await start("replay", "key-1");
@@ -217,17 +286,13 @@ describe("ActivationService (real Postgres and NATS)", () => {
 
   it("rejects bad reports with capability.report_invalid and unknown tenants with tenant.not_found", async () => {
     await create("bad");
-    await expect(report("bad", "messaging_channel", false)).rejects.toMatchObject({
-      code: "capability.report_invalid",
-    });
-    await expect(report("bad", "messaging_channel", false, "capability.bogus")).rejects.toMatchObject({
-      code: "capability.report_invalid",
-    });
-    await expect(report("bad", "Bad Name", true)).rejects.toMatchObject({ code: "capability.report_invalid" });
-    await expect(report("nobody", "messaging_channel", true)).rejects.toMatchObject({ code: "tenant.not_found" });
-    await expect(service.getActivation({ tenantId: "nobody" }, context())).rejects.toMatchObject({
-      code: "tenant.not_found",
-    });
+    const invalid = { status: "INVALID_ARGUMENT", code: "capability.report_invalid" };
+    expect(await refusal(report("bad", "messaging_channel", false))).toEqual(invalid);
+    expect(await refusal(report("bad", "messaging_channel", false, "capability.bogus"))).toEqual(invalid);
+    expect(await refusal(report("bad", "Bad Name", true))).toEqual(invalid);
+    const notFound = { status: "NOT_FOUND", code: "tenant.not_found" };
+    expect(await refusal(report("nobody", "messaging_channel", true))).toEqual(notFound);
+    expect(await refusal(service.getActivation({ tenantId: "nobody" }, context()))).toEqual(notFound);
     expect(await typesOf("bad")).toEqual([]);
   });
 });
