@@ -54,8 +54,8 @@ export interface UsageHarness {
   webhooksDb: Knex;
   namespace: string;
   grpcAddress: string;
-  /** The injected clock's current instant; set it to move time. */
-  now: { value: Date };
+  /** The injected clock: `value` is the current instant (set it to move time), unless `read` is set. */
+  now: { value: Date; read?: () => Date };
   tenants: TenantServiceClient;
   usage: UsageServiceClient;
   /** A new client on its own connection. */
@@ -117,8 +117,8 @@ export async function startUsageHarness(name: string, start: Date): Promise<Usag
     stack.relay = relay;
     const events = createEventOutbox({ namespace, kick: () => relay.kick() });
     const usageStore = createUsageStore(notifyDb, events);
-    const now = { value: start };
-    const clock = () => now.value;
+    const now: { value: Date; read?: () => Date } = { value: start };
+    const clock = () => (now.read ? now.read() : now.value);
     const instrumentation = createGrpcInstrumentation(logger, new Registry());
     stack.grpc = await startGrpcServer({
       host: "127.0.0.1",

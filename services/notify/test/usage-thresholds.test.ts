@@ -162,6 +162,43 @@ describe("usage caps and usage.threshold_crossed (in-process notify, real Postgr
     expect(receiver.requests).toHaveLength(4);
   }, 120_000);
 
+  it("records racing across a month boundary: each month's caps cross once, by that month's own total", async () => {
+    const tenant = "umbrella";
+    h.now.value = new Date("2027-01-31T23:59:00Z");
+    await createTenant(tenant);
+    const { receiver, secret } = await h.subscribe(tenant);
+    await setLimits(tenant, 600, 1200, "limits-umbrella-1", 0);
+    // The clock reads January for the first 70 records it is asked about, February after: the
+    // boundary falls in the middle of 50 clients' concurrent records (2 x 10 tokens each, 100 records).
+    let reads = 0;
+    h.now.read = () => new Date(++reads <= 70 ? "2027-01-31T23:59:59Z" : "2027-02-01T00:00:00Z");
+    const clients = Array.from({ length: 50 }, () => h.newUsageClient());
+    try {
+      const answers = await Promise.all(
+        clients.flatMap((client) => [record(client, tenant, 10), record(client, tenant, 10)]),
+      );
+      expect(answers.filter((a) => a.usage?.month === "2027-01")).toHaveLength(70);
+    } finally {
+      h.now.read = undefined;
+    }
+    // January: 700 tokens (soft cap only); February: 300 tokens (nothing).
+    const expected = [["2027-01", "soft_cap", 600, 600]];
+    await drained(tenant, receiver, expected.length);
+    const events = verified(receiver, secret);
+    expect(
+      events.map((e) => [e.data.object.month, e.data.object.threshold, e.data.object.cap, e.data.object.tokens_used]),
+    ).toEqual(expected);
+    const months = await h
+      .notifyDb("usage_months")
+      .where({ tenant_id: tenant })
+      .orderBy("month")
+      .select<{ month: string; tokens_used: string }[]>("month", "tokens_used");
+    expect(months.map((m) => [m.month, Number(m.tokens_used)])).toEqual([
+      ["2027-01", 700],
+      ["2027-02", 300],
+    ]);
+  }, 120_000);
+
   it("lowering a cap below this month's usage emits that cap's one event, and no more that month", async () => {
     const tenant = "globex";
     h.now.value = new Date("2026-11-10T12:00:00Z");
@@ -198,7 +235,12 @@ describe("usage caps and usage.threshold_crossed (in-process notify, real Postgr
       ])
       .count<{ count: string }[]>("* as count");
     expect(Number(outboxed[0]!.count)).toBe(2);
-    expect(await h.notifyDb("outbox").count<{ count: string }[]>("* as count")).toEqual([{ count: "6" }]);
+    // Nothing else of the tenant's is in the outbox: no event for the later changes.
+    const ofTenant = await h
+      .notifyDb("outbox")
+      .where("subject", "like", `%events.${tenant}.%`)
+      .count<{ count: string }[]>("* as count");
+    expect(ofTenant).toEqual([{ count: "2" }]);
     // Next month a lowered cap may cross again (once).
     h.now.value = new Date("2026-12-01T00:00:01Z");
     await record(h.usage, tenant, 400);
