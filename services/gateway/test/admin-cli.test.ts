@@ -299,4 +299,65 @@ describe("admin CLI", () => {
       expect(listed.capability.lastResult).toBe("pass");
     });
   });
+
+  describe("usage record", () => {
+    it("records tokens in the current UTC month and prints the month's usage; a repeated --record-id counts once", async () => {
+      await tenant("t_use");
+      const month = new Date().toISOString().slice(0, 7);
+      const first = await cli("usage", "record", "--tenant", "t_use", "--tokens", "120", "--record-id", "meter-1");
+      expect(first.code, first.stderr).toBe(0);
+      expect(JSON.parse(first.stdout)).toEqual({
+        tenantId: "t_use",
+        month,
+        unit: "tokens",
+        tokensUsed: 120,
+        softCap: null,
+        hardCap: null,
+        limitsVersion: 0,
+        thresholds: [],
+        replayed: false,
+      });
+      const again = await cli("usage", "record", "--tenant", "t_use", "--tokens", "120", "--record-id", "meter-1");
+      expect(JSON.parse(again.stdout)).toMatchObject({ tokensUsed: 120, replayed: true });
+      const more = await cli("usage", "record", "--tenant", "t_use", "--tokens", "5");
+      expect(JSON.parse(more.stdout)).toMatchObject({ tokensUsed: 125, replayed: false });
+    });
+
+    it.each([
+      [["--tenant", "t_use2"], /needs --tenant ID --tokens N/],
+      [["--tenant", "t_use2", "--tokens", "0"], /--tokens must be a whole number from 1/],
+      [["--tenant", "t_use2", "--tokens=-5"], /--tokens must be a whole number from 1/],
+      [["--tenant", "t_use2", "--tokens", "1.5"], /--tokens must be a whole number from 1/],
+      [["--tenant", "t_use2", "--tokens", "ten"], /--tokens must be a whole number from 1/],
+      [["--tenant", "t_use2", "--tokens", "9007199254740992"], /--tokens must be a whole number from 1/],
+      [["--tenant", "t_use2", "--tokens", "3", "--record-id", "has space"], /recordId must be 1-128/],
+      [["--tenant", "nobody", "--tokens", "3"], /^no such tenant: nobody$/],
+    ])("refuses %j on stderr with exit 2, recording nothing", async (args, message) => {
+      await cli("tenant", "create", "--name", "t_use2", "--id", "t_use2");
+      const { code, stdout, stderr } = await cli("usage", "record", ...args);
+      expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+      expect((JSON.parse(stderr) as { error: string }).error).toMatch(message);
+      const db = new pg.Client({ connectionString: scratch.url });
+      await db.connect();
+      try {
+        const { rows } = await db.query<{ n: string }>(
+          "select count(*) as n from notify.usage_months where tenant_id = 't_use2'",
+        );
+        expect(rows[0]!.n).toBe("0");
+      } finally {
+        await db.end();
+      }
+    });
+
+    it("says the stack seems down when notify is unreachable (exit 1)", async () => {
+      const { code, stderr } = await cliWith(
+        { DATABASE_URL: scratch.url, NOTIFY_ADDR: "127.0.0.1:1" },
+        ...["usage", "record", "--tenant", "t_use", "--tokens", "1"],
+      );
+      expect(code).toBe(1);
+      expect((JSON.parse(stderr) as { error: string }).error).toMatch(
+        /^the stack seems down: could not reach notify at 127\.0\.0\.1:1/,
+      );
+    }, 30_000);
+  });
 });

@@ -3,6 +3,13 @@ import * as createTenants from "./20261122000000_create_tenants.js";
 import * as createNotifications from "./20261122010000_create_notifications.js";
 import * as createOutbox from "./20261123000000_create_outbox.js";
 import * as createActivation from "./20261123010000_create_activation.js";
+import * as createUsageMonths from "./20261123020000_create_usage_months.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
-export const migrations: Migration[] = [createTenants, createNotifications, createOutbox, createActivation];
+export const migrations: Migration[] = [
+  createTenants,
+  createNotifications,
+  createOutbox,
+  createActivation,
+  createUsageMonths,
+];

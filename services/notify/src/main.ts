@@ -1,5 +1,6 @@
 import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
 import { ActivationServiceService } from "@platform/proto/notify/v1/activation";
+import { UsageServiceService } from "@platform/proto/notify/v1/usage";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
@@ -16,6 +17,7 @@ import { createWhatsAppChannel } from "./channel/whatsapp-channel.js";
 import { loadNotifyConfig, NOTIFY_SCHEMA, type NotifyConfig } from "./config.js";
 import { createNotificationStore } from "./db/notification-store.js";
 import { createTenantRepository } from "./db/tenant-repository.js";
+import { createUsageStore } from "./db/usage-store.js";
 import { createEventOutbox } from "./events/event-outbox.js";
 import type { ChannelProvider } from "./domain/channel-provider.js";
 import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
@@ -24,6 +26,7 @@ import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";
 import { createActivationRepository } from "./db/activation-repository.js";
 import { createActivationService } from "./grpc/activation-service.js";
+import { createUsageService } from "./grpc/usage-service.js";
 
 const bootLogger = createLogger("notify", "info");
 
@@ -97,6 +100,9 @@ async function main() {
     metricPrefix: "notify",
   });
   const events = createEventOutbox({ namespace: config.NATS_NAMESPACE, kick: () => relay.kick() });
+  const usage = createUsageStore(db, events);
+  // Which UTC month usage counts in; tests that cross a month boundary inject their own.
+  const clock = () => new Date();
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const provider = channelProvider(config);
   const grpc = await startGrpcServer({
@@ -112,6 +118,8 @@ async function main() {
             db,
             tenants: createTenantRepository(db),
             events,
+            usage,
+            clock,
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
           }),
           instrumentation,
@@ -130,6 +138,10 @@ async function main() {
           }),
           instrumentation,
         ),
+      },
+      {
+        definition: UsageServiceService,
+        implementation: instrumentService(UsageServiceService, createUsageService({ usage, clock }), instrumentation),
       },
       {
         definition: NotificationServiceService,

@@ -2843,7 +2843,7 @@ export const ListConversationMessagesResponse: MessageFns<ListConversationMessag
 /**
  * Errors: NOT_FOUND "tenant.not_found"; ALREADY_EXISTS "tenant.already_exists";
  * INVALID_ARGUMENT "tenant.invalid", "usage.limits_invalid"; FAILED_PRECONDITION
- * "idempotency.key_reused"; ABORTED "idempotency.in_progress"; UNAVAILABLE "service.unavailable".
+ * "idempotency.key_reused", "usage.version_mismatch" (SetUsageLimits); ABORTED "idempotency.in_progress"; UNAVAILABLE "service.unavailable".
  */
 export type TenantServiceService = typeof TenantServiceService;
 export const TenantServiceService = {

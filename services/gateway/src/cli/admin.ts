@@ -7,7 +7,7 @@
  * Key commands use the gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
  * `key create --tenants` and `event emit`) call the notify service at NOTIFY_ADDR over gRPC;
  * `event emit` publishes through the internal event contract of the webhooks service at
- * WEBHOOKS_ADDR. Unset variables come from the local stack's .data/stack.env (written by
+ * WEBHOOKS_ADDR; `usage record` enters token usage through notify's UsageService. Unset variables come from the local stack's .data/stack.env (written by
  * `npm start`), else the local defaults.
  */
 import { randomUUID } from "node:crypto";
@@ -29,6 +29,7 @@ import { isScope, issueApiKey, scopes, type Scope } from "../domain/api-key.js";
 import { apiErrorFromGrpc } from "../http/api-error.js";
 import { tenantToJson } from "../http/tenant-routes.js";
 import { capabilityToJson, manifestToJson } from "../http/activation-routes.js";
+import { usageToJson } from "../http/usage-routes.js";
 import { createEventClient, type EventClient } from "../grpc/event-client.js";
 import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
 
@@ -303,6 +304,31 @@ const commands: Record<string, Command> = {
         resources.events().publishEvent(request, cliCall()),
       );
       return { id: published.eventId, tenant: tenantId, type: values.type, duplicate: published.duplicate };
+    },
+  },
+  "usage record": {
+    usage: "--tenant ID --tokens N [--record-id ID]",
+    does:
+      "records N tokens (1 to 2^53-1) of usage for the tenant in the current UTC month, as the platform's " +
+      "metering would; a cap reached emits usage.threshold_crossed (once per cap and month). --record-id " +
+      "makes a repeat count once. Prints the month's usage",
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: { tenant: { type: "string" }, tokens: { type: "string" }, "record-id": { type: "string" } },
+        strict: true,
+      });
+      if (!values.tenant || values.tokens === undefined) {
+        throw new UsageError("usage record needs --tenant ID --tokens N");
+      }
+      const tokens = /^[0-9]{1,16}$/.test(values.tokens) ? Number(values.tokens) : Number.NaN;
+      if (!Number.isSafeInteger(tokens) || tokens < 1) {
+        throw new UsageError("--tokens must be a whole number from 1 to 9007199254740991");
+      }
+      const tenantId = values.tenant;
+      const request = { tenantId, tokens: String(tokens), recordId: values["record-id"] ?? "" };
+      const answer = await callNotify(resources, tenantId, () => resources.notify().recordUsage(request, cliCall()));
+      return { ...usageToJson(answer.usage), replayed: answer.replayed };
     },
   },
 };

@@ -35,6 +35,14 @@ import {
   type StartActivationRequest,
   type StartActivationResponse,
 } from "@platform/proto/notify/v1/activation";
+import {
+  UsageServiceClient,
+  UsageServiceService,
+  type GetUsageRequest,
+  type GetUsageResponse,
+  type RecordUsageRequest,
+  type RecordUsageResponse,
+} from "@platform/proto/notify/v1/usage";
 import { callUnary } from "@platform/service-kit/grpc-client";
 import { GRPC_CHANNEL_OPTIONS } from "@platform/service-kit/grpc-server";
 import type { CallOptions } from "./catalog-client.js";
@@ -47,6 +55,10 @@ export interface NotifyClient {
   setChannelState(request: SetChannelStateRequest, options: CallOptions): Promise<SetChannelStateResponse>;
   setUsageLimits(request: SetUsageLimitsRequest, options: CallOptions): Promise<SetUsageLimitsResponse>;
   getUsageLimits(request: GetUsageLimitsRequest, options: CallOptions): Promise<GetUsageLimitsResponse>;
+  /** notify.v1.UsageService: the current UTC month's token usage. */
+  getUsage(request: GetUsageRequest, options: CallOptions): Promise<GetUsageResponse>;
+  /** notify.v1.UsageService: usage entering through the internal contract (admin `usage record`). */
+  recordUsage(request: RecordUsageRequest, options: CallOptions): Promise<RecordUsageResponse>;
   setRecipientConsent(request: SetRecipientConsentRequest, options: CallOptions): Promise<SetRecipientConsentResponse>;
   sendNotification(request: SendNotificationRequest, options: CallOptions): Promise<SendNotificationResponse>;
   listConversationMessages(
@@ -80,6 +92,11 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
   });
+  const usage = new UsageServiceClient(address, credentials.createInsecure(), {
+    ...GRPC_CHANNEL_OPTIONS,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+  });
   const options = (requestId: string) => ({ requestId, timeoutMs });
   return {
     createTenant: (request, { requestId }) =>
@@ -94,6 +111,9 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
       callUnary(client, TenantServiceService.setUsageLimits, request, options(requestId)),
     getUsageLimits: (request, { requestId }) =>
       callUnary(client, TenantServiceService.getUsageLimits, request, options(requestId)),
+    getUsage: (request, { requestId }) => callUnary(usage, UsageServiceService.getUsage, request, options(requestId)),
+    recordUsage: (request, { requestId }) =>
+      callUnary(usage, UsageServiceService.recordUsage, request, options(requestId)),
     setRecipientConsent: (request, { requestId }) =>
       callUnary(client, TenantServiceService.setRecipientConsent, request, options(requestId)),
     sendNotification: (request, { requestId }) =>
@@ -112,6 +132,7 @@ export function createNotifyClient(address: string, timeoutMs: number): NotifyCl
       client.close();
       notifications.close();
       activation.close();
+      usage.close();
     },
   };
 }

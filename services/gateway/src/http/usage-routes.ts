@@ -1,4 +1,5 @@
 import type { UsageLimits } from "@platform/proto/notify/v1";
+import type { UsageMonth } from "@platform/proto/notify/v1/usage";
 import { ApiError, callService as call } from "./api-error.js";
 import { readJsonBody } from "./json-body.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
@@ -19,16 +20,46 @@ function limitsToJson(limits: UsageLimits | undefined): Record<string, unknown> 
 /** A tenant that never set limits: no caps apply, and nothing has been written (version 0). */
 const unsetLimits = (tenantId: string) => ({ tenantId, softCap: null, hardCap: null, version: 0, updatedAt: null });
 
+/** GET /usage: the current UTC month (caps null and limitsVersion 0 when limits were never set). */
+export function usageToJson(usage: UsageMonth | undefined): Record<string, unknown> {
+  if (!usage) throw new ApiError(500, "notify answered without usage");
+  return {
+    tenantId: usage.tenantId,
+    month: usage.month,
+    unit: "tokens",
+    tokensUsed: Number(usage.tokensUsed),
+    softCap: usage.limits ? Number(usage.limits.softCap) : null,
+    hardCap: usage.limits ? Number(usage.limits.hardCap) : null,
+    limitsVersion: usage.limits ? Number(usage.limits.version) : 0,
+    thresholds: usage.crossed.map((c) => ({
+      threshold: c.threshold,
+      cap: Number(c.cap),
+      tokensUsed: Number(c.tokensUsed),
+      crossedAt: c.crossedAt,
+      eventId: c.eventId,
+    })),
+  };
+}
+
 /**
- * `{"softCap": n, "hardCap": n}`: whole token counts 0 to 2^53-1, soft not above hard. Names
+ * `{"softCap": n, "hardCap": n, "expectedVersion"?: n}`: whole token counts 0 to 2^53-1, soft not above hard. Names
  * every problem found in one message; notify checks the same rules again.
  */
-export function parseUsageLimits(body: unknown): { softCap: number; hardCap: number } {
+export function parseUsageLimits(body: unknown): { softCap: number; hardCap: number; expectedVersion?: number } {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError(400, "the request body must be a JSON object", { code: "request.invalid" });
   }
-  const { softCap, hardCap } = body as Record<string, unknown>;
+  const { softCap, hardCap, expectedVersion } = body as Record<string, unknown>;
   const problems: string[] = [];
+  if (
+    expectedVersion !== undefined &&
+    (typeof expectedVersion !== "number" ||
+      !Number.isInteger(expectedVersion) ||
+      expectedVersion < 0 ||
+      expectedVersion > MAX_CAP)
+  ) {
+    problems.push(`expectedVersion must be a whole number from 0 to ${MAX_CAP}`);
+  }
   for (const [name, value] of [
     ["softCap", softCap],
     ["hardCap", hardCap],
@@ -43,13 +74,36 @@ export function parseUsageLimits(body: unknown): { softCap: number; hardCap: num
     problems.push("softCap must not be greater than hardCap");
   }
   if (problems.length > 0) throw new ApiError(400, problems.join("; "), { code: "usage.limits_invalid" });
-  return { softCap: softCap as number, hardCap: hardCap as number };
+  return {
+    softCap: softCap as number,
+    hardCap: hardCap as number,
+    ...(expectedVersion === undefined ? {} : { expectedVersion: expectedVersion as number }),
+  };
 }
 
 const tag = "usage";
 
 /** Monthly token caps (owned by notify). */
 export const usageRoutes: TenantRoute[] = [
+  {
+    operationId: "getUsage",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId/usage",
+    scope: "tenant:read",
+    mutation: false,
+    tag,
+    summary: "Read this UTC month's token usage, caps and the thresholds crossed.",
+    description:
+      "Tokens used in the current UTC calendar month, the caps (null when never set) with the limits' " +
+      "`version` as `limitsVersion`, and each cap reached this month with when and the id of its " +
+      "usage.threshold_crossed event (at most once per cap and month).",
+    responseSchema: "Usage",
+    problems: [],
+    async handle(ctx, deps) {
+      const { usage } = await call(deps.notify.getUsage({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      ctx.body = usageToJson(usage);
+    },
+  },
   {
     operationId: "getUsageLimits",
     method: "GET",
@@ -79,12 +133,15 @@ export const usageRoutes: TenantRoute[] = [
     summary: "Set the monthly token soft cap and hard cap.",
     description:
       "Replaces both caps (whole token counts, 0 to 2^53-1, `softCap` not above `hardCap`) and bumps " +
-      "`version`. Every problem with the body is named in one `detail`.",
+      "`version`. With `expectedVersion` (0: never set) the change applies only to that version: 412 " +
+      "usage.version_mismatch otherwise. A cap lowered to or below this month's usage is crossed now " +
+      "(usage.threshold_crossed) unless it was already crossed this month. Every problem with the body is " +
+      "named in one `detail`.",
     requestSchema: "UsageLimitsRequest",
     responseSchema: "UsageLimits",
-    problems: ["usage.limits_invalid"],
+    problems: ["usage.limits_invalid", "usage.version_mismatch"],
     async handle(ctx, deps) {
-      const { softCap, hardCap } = parseUsageLimits(await readJsonBody(ctx));
+      const { softCap, hardCap, expectedVersion } = parseUsageLimits(await readJsonBody(ctx));
       const response = await call(
         deps.notify.setUsageLimits(
           {
@@ -92,6 +149,7 @@ export const usageRoutes: TenantRoute[] = [
             softCap: String(softCap),
             hardCap: String(hardCap),
             idempotencyKey: ctx.state.idempotencyKey as string,
+            ...(expectedVersion === undefined ? {} : { expectedVersion: String(expectedVersion) }),
           },
           requestIdOf(ctx),
         ),

@@ -1,6 +1,6 @@
 import type { Knex } from "@platform/service-kit/postgres";
 import { TenantExistsError, TenantNotFoundError, type NewTenant, type Tenant } from "../domain/tenant.js";
-import type { UsageLimits } from "../domain/usage-limits.js";
+import { UsageVersionMismatchError, type UsageLimits } from "../domain/usage-limits.js";
 
 interface TenantRow {
   id: string;
@@ -35,7 +35,17 @@ export interface TenantRepository {
   get(id: string): Promise<Tenant>;
   /** Applies `change` to the current record under a row lock and bumps the version. */
   update(id: string, change: (tenant: Tenant) => Tenant): Promise<Tenant>;
-  setUsageLimits(trx: Knex.Transaction, tenantId: string, softCap: number, hardCap: number): Promise<UsageLimits>;
+  /**
+   * Sets the limits; with `expectedVersion` (0: never set) only when it is the current version
+   * (UsageVersionMismatchError otherwise).
+   */
+  setUsageLimits(
+    trx: Knex.Transaction,
+    tenantId: string,
+    softCap: number,
+    hardCap: number,
+    expectedVersion?: number,
+  ): Promise<UsageLimits>;
   /** The tenant's limits; undefined when it never set any. Throws TenantNotFoundError. */
   getUsageLimits(tenantId: string): Promise<UsageLimits | undefined>;
   /** Records (or withdraws) a recipient's opt-out of this tenant's messages; `recipient` is digits. */
@@ -102,9 +112,35 @@ export function createTenantRepository(db: Knex): TenantRepository {
         return toTenant(updated!);
       });
     },
-    async setUsageLimits(trx, tenantId, softCap, hardCap) {
+    async setUsageLimits(trx, tenantId, softCap, hardCap, expectedVersion) {
       const tenant = await trx("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
       if (!tenant) throw new TenantNotFoundError();
+      if (expectedVersion !== undefined) {
+        // Conditional writes: a concurrent change makes the condition fail, never a lost update.
+        const rows =
+          expectedVersion === 0
+            ? await trx("usage_limits")
+                .insert({ tenant_id: tenantId, soft_cap: softCap, hard_cap: hardCap })
+                .onConflict("tenant_id")
+                .ignore()
+                .returning<UsageLimitsRow[]>("*")
+            : await trx("usage_limits")
+                .update({
+                  soft_cap: softCap,
+                  hard_cap: hardCap,
+                  version: trx.raw("version + 1"),
+                  updated_at: trx.fn.now(),
+                })
+                .where({ tenant_id: tenantId, version: expectedVersion })
+                .returning<UsageLimitsRow[]>("*");
+        if (rows.length === 0) {
+          const current = await trx("usage_limits").first<{ version: string } | undefined>("version").where({
+            tenant_id: tenantId,
+          });
+          throw new UsageVersionMismatchError(expectedVersion, current ? Number(current.version) : 0);
+        }
+        return toUsageLimits(rows[0]!);
+      }
       const [row] = await trx("usage_limits")
         .insert({ tenant_id: tenantId, soft_cap: softCap, hard_cap: hardCap })
         .onConflict("tenant_id")

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "@platform/service-kit/errors";
+import { DomainError, InvalidArgumentError } from "@platform/service-kit/errors";
 
 /** Monthly token caps a tenant sets for itself (spec 4.4, 2.8). */
 export interface UsageLimits {
@@ -14,6 +14,30 @@ export class InvalidUsageLimitsError extends InvalidArgumentError {
   constructor(message: string) {
     super("usage.limits_invalid", message);
   }
+}
+
+/** SetUsageLimits with an expected version that is not the current one (a concurrent change won). */
+export class UsageVersionMismatchError extends DomainError {
+  override name = "UsageVersionMismatchError";
+  constructor(
+    readonly expectedVersion: number,
+    readonly currentVersion: number,
+  ) {
+    super(
+      "failed_precondition",
+      "usage.version_mismatch",
+      `the usage limits are at version ${currentVersion}, not ${expectedVersion}`,
+    );
+  }
+}
+
+/** expectedVersion: absent, or a whole number from 0 (never set) to 2^53-1. */
+export function validateExpectedVersion(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidUsageLimitsError("expectedVersion must be a whole number from 0 to 9007199254740991");
+  }
+  return value;
 }
 
 /**

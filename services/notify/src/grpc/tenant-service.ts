@@ -24,7 +24,9 @@ import {
   type TenantPlan,
 } from "../domain/tenant.js";
 import { maskRecipient, parseRecipient } from "../domain/notification.js";
-import { validateUsageLimits, type UsageLimits } from "../domain/usage-limits.js";
+import { validateExpectedVersion, validateUsageLimits, type UsageLimits } from "../domain/usage-limits.js";
+import { usageMonthOf } from "../domain/usage-month.js";
+import type { UsageStore } from "../db/usage-store.js";
 
 const planToProto: Record<TenantPlan, ProtoPlan> = {
   testing: ProtoPlan.TENANT_PLAN_TESTING,
@@ -89,6 +91,10 @@ export function createTenantService(deps: {
   idempotency: IdempotencyOptions;
   /** Where the service's events go (in the transaction of their change). */
   events: EventOutbox;
+  /** The usage months: new limits below this month's usage cross the caps not crossed yet. */
+  usage?: UsageStore;
+  /** Which UTC month "this month" is (defaults to the system clock). */
+  clock?: () => Date;
 }): UnaryHandlers<typeof TenantServiceService> {
   const activation = createActivationRepository(deps.db);
   return {
@@ -127,8 +133,12 @@ export function createTenantService(deps: {
       return { tenant: toProtoTenant(tenant) };
     },
     async setUsageLimits(request) {
+      let announced = 0;
       const tenantId = requireTenantId(request.tenantId);
       const { softCap, hardCap } = validateUsageLimits(Number(request.softCap), Number(request.hardCap));
+      const expectedVersion = validateExpectedVersion(
+        request.expectedVersion === undefined ? undefined : Number(request.expectedVersion),
+      );
       const fingerprint = fingerprintOf(
         "notify.v1.TenantService/SetUsageLimits",
         SetUsageLimitsRequest.encode({ ...request, idempotencyKey: "" }).finish(),
@@ -136,9 +146,17 @@ export function createTenantService(deps: {
       const outcome = await runIdempotently(
         deps.db,
         { scope: tenantId, key: request.idempotencyKey, fingerprint },
-        async (trx) => toStoredLimits(await deps.tenants.setUsageLimits(trx, tenantId, softCap, hardCap)),
+        async (trx) => {
+          const limits = await deps.tenants.setUsageLimits(trx, tenantId, softCap, hardCap, expectedVersion);
+          if (deps.usage) {
+            const at = (deps.clock ?? (() => new Date()))();
+            announced = await deps.usage.crossAfterLimitsChange(trx, tenantId, usageMonthOf(at), limits, at);
+          }
+          return toStoredLimits(limits);
+        },
         deps.idempotency,
       );
+      if (announced > 0) deps.events.kick();
       return { limits: toProtoLimits(outcome.result), replayed: outcome.replayed };
     },
     async getUsageLimits(request) {
