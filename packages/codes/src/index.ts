@@ -19,6 +19,7 @@ import { webhookCodes } from "./catalogue/webhook.js";
 import type { CodeEntry, CodeUse } from "./code-entry.js";
 
 export type { CodeEntry, CodeUse } from "./code-entry.js";
+export { statusReactions } from "./statuses.js";
 
 export const codeCatalogue = {
   ...requestCodes,
