@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { codeEntry } from "@platform/codes";
 import { eventCatalog } from "./event-catalog.js";
@@ -24,6 +25,19 @@ describe("platform event snapshots: ids, states, timestamps and catalogue codes 
       "escalation.raised",
       "escalation.resolved",
     ]);
+  });
+
+  it("docs/webhooks.md lists every field and every code of every snapshot", () => {
+    const doc = readFileSync(new URL("../../../../docs/webhooks.md", import.meta.url), "utf8");
+    const section = doc.slice(doc.indexOf("### Platform event snapshots"), doc.indexOf("## Envelope"));
+    for (const [type, schema] of Object.entries(snapshotSchemas)) {
+      expect(section, type).toContain(`\`${type}\``);
+      for (const [field, rule] of Object.entries(schema.fields)) {
+        expect(section, `${type} ${field}`).toContain(`\`${field}\``);
+        const values = rule.kind === "enum" ? rule.values : rule.kind === "code" ? rule.codes : [];
+        for (const value of values) expect(section, `${type} ${field} ${value}`).toContain(`\`${value}\``);
+      }
+    }
   });
 
   it("every code a snapshot may carry is a catalogue reason code", () => {
