@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { codeEntry } from "@platform/codes";
 import { eventCatalog } from "./event-catalog.js";
 import { snapshotCodes, snapshotProblems, snapshotSchemas } from "./event-snapshot.js";
+import { buildTestEvent } from "./test-event.js";
 import { InvalidPublishedEventError, publishableFamilies, validatePublishedEvent } from "./published-event.js";
 
 const fieldsOf = (type: string, object: Record<string, unknown>) =>
@@ -37,6 +38,13 @@ describe("platform event snapshots: ids, states, timestamps and catalogue codes 
         const values = rule.kind === "enum" ? rule.values : rule.kind === "code" ? rule.codes : [];
         for (const value of values) expect(section, `${type} ${field} ${value}`).toContain(`\`${value}\``);
       }
+    }
+  });
+
+  it("a test delivery of a publishable type carries a valid snapshot of it", () => {
+    for (const type of Object.keys(snapshotSchemas)) {
+      const event = buildTestEvent({ id: "evt_0123456789abcdef01234567", type, tenant: "acme", now: new Date() });
+      expect(snapshotProblems(type, event.object), type).toEqual([]);
     }
   });
 
