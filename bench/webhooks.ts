@@ -175,7 +175,7 @@ async function main() {
       secrets.push(created.secret);
     }
     let sequence = 0;
-    const data = JSON.stringify({ booking_id: "bk_bench", starts_at: "2026-12-01T09:00:00Z", party_size: 2 });
+    const data = JSON.stringify({ booking_id: "bk_bench", starts_at: "2026-12-01T09:00:00Z", status: "confirmed" });
     const publish = (eventId: string) =>
       new Promise<PublishEventResponse>((resolve, reject) =>
         events.publishEvent(

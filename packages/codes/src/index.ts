@@ -9,6 +9,7 @@ import { activationCodes } from "./catalogue/activation.js";
 import { authCodes } from "./catalogue/auth.js";
 import { eventCodes } from "./catalogue/event.js";
 import { notificationCodes } from "./catalogue/notification.js";
+import { petCodes } from "./catalogue/pet.js";
 import { projectionCodes } from "./catalogue/projection.js";
 import { requestCodes } from "./catalogue/request.js";
 import { serviceCodes } from "./catalogue/service.js";
@@ -18,6 +19,7 @@ import { webhookCodes } from "./catalogue/webhook.js";
 import type { CodeEntry, CodeUse } from "./code-entry.js";
 
 export type { CodeEntry, CodeUse } from "./code-entry.js";
+export { statusReactions } from "./statuses.js";
 
 export const codeCatalogue = {
   ...requestCodes,
@@ -30,6 +32,7 @@ export const codeCatalogue = {
   ...eventCodes,
   ...projectionCodes,
   ...serviceCodes,
+  ...petCodes,
 } as const;
 
 export type CatalogueCode = keyof typeof codeCatalogue;
@@ -40,6 +43,38 @@ export function isCatalogueCode(code: string): code is CatalogueCode {
 
 export function codeEntry(code: string): CodeEntry | undefined {
   return isCatalogueCode(code) ? codeCatalogue[code] : undefined;
+}
+
+/** Where a code was expected as `use` but the catalogue does not hold it (or not as that use). */
+export class UncataloguedCodeError extends Error {
+  override name = "UncataloguedCodeError";
+  constructor(
+    readonly code: string,
+    readonly use: CodeUse,
+  ) {
+    super(
+      isCatalogueCode(code)
+        ? `code ${JSON.stringify(code)} is catalogued but not as ${use} (packages/codes/src/catalogue)`
+        : `code ${JSON.stringify(code)} is not in the code catalogue (packages/codes/src/catalogue)`,
+    );
+  }
+}
+
+/** Whether `code` is a catalogue code used as `use`. */
+export function isCataloguedAs(code: string, use: CodeUse): code is CatalogueCode {
+  const entry = codeEntry(code);
+  return entry !== undefined && entry.usedAs.includes(use);
+}
+
+/**
+ * Throws UncataloguedCodeError unless `code` is in the catalogue with `use` among its uses; returns
+ * it typed. Call it where a code is set that a partner will read (a tenant's `lastErrorCode`, an
+ * activation's blocking reason, an event's reason code), so a code outside the catalogue fails at
+ * the place it is made, not in a partner's client.
+ */
+export function assertCatalogued(code: string, use: CodeUse): CatalogueCode {
+  if (!isCataloguedAs(code, use)) throw new UncataloguedCodeError(code, use);
+  return code;
 }
 
 /** The codes used as `use`. */

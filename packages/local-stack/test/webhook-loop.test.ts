@@ -201,6 +201,9 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
     for (const [type, reason] of [
       ["booking.exploded", /booking\.exploded/],
       ["usage.threshold_crossed", /usage/],
+      ["capability.suspended", /capability report/],
+      ["tenant.activated", /activation/],
+      ["booking.created", /data\.object\.booking_id: is required/],
     ] as const) {
       const failed = await run(
         process.execPath,

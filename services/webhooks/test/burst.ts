@@ -13,6 +13,7 @@ import {
 } from "@platform/local-stack/https-receiver";
 import { matchesFilters } from "../src/domain/event-catalog.js";
 import type { WebhooksUnderTest } from "./webhooks-process.js";
+import { sampleSnapshot } from "./sample-snapshot.js";
 
 /** The settings that make recovery take seconds, not minutes (the defaults are for production). */
 export const fastRecoveryEnv: Record<string, string> = {
@@ -28,15 +29,14 @@ const types = [
   "booking.created",
   "booking.cancelled",
   "conversation.started",
-  "capability.suspended",
-  "capability.restored",
   "escalation.raised",
+  "escalation.resolved",
 ] as const;
 
 const filters: string[][] = [
   ["booking.*", "escalation.raised"],
   ["booking.created", "conversation.started"],
-  ["conversation.*", "capability.suspended"],
+  ["conversation.*", "escalation.resolved"],
 ];
 
 export interface BurstRig {
@@ -108,7 +108,7 @@ export function publishBurst(
             tenantId: rig.tenantId,
             type: event.type,
             eventId: event.eventId,
-            dataJson: JSON.stringify({ n: event.eventId }),
+            dataJson: sampleSnapshot(event.type, event.eventId),
           });
           expect(answer.eventId).toBe(event.eventId);
           accepted.add(event.eventId);

@@ -22,6 +22,7 @@ import {
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
+import { sampleSnapshot } from "./sample-snapshot.js";
 
 const stripe = new Stripe("sk_test_unused");
 
@@ -91,7 +92,7 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
     const published = await service.publish({
       tenantId: "acme",
       type: "booking.created",
-      dataJson: JSON.stringify({ booking_id: "bk_1", starts_at: "2026-12-01T09:00:00Z", party_size: 2 }),
+      dataJson: JSON.stringify({ booking_id: "bk_1", starts_at: "2026-12-01T09:00:00Z", status: "confirmed" }),
       occurredAt: "2026-11-22T10:00:00Z",
     });
     expect(published.duplicate).toBe(false);
@@ -115,12 +116,12 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
       occurred_at: "2026-11-22T10:00:00.000Z",
       tenant: "acme",
       livemode: true,
-      data: { object: { booking_id: "bk_1", party_size: 2, starts_at: "2026-12-01T09:00:00Z" } },
+      data: { object: { booking_id: "bk_1", starts_at: "2026-12-01T09:00:00Z", status: "confirmed" } },
     });
     expect(verifyWebhook({ payload: request.body, header, secrets: endpoint.secret }).id).toBe(published.eventId);
 
     // The stripe SDK refuses a tampered body, a wrong secret and a signature older than 5 minutes.
-    const tampered = Buffer.from(request.body.toString("utf8").replace('"party_size":2', '"party_size":3'));
+    const tampered = Buffer.from(request.body.toString("utf8").replace('"bk_1"', '"bk_2"'));
     expect(() => stripe.webhooks.constructEvent(tampered, header, endpoint.secret)).toThrow(
       Stripe.errors.StripeSignatureVerificationError,
     );
@@ -160,11 +161,11 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
 
   it("retries every failure on the schedule, dead-letters after exactly 8 attempts and pauses the endpoint", async () => {
     const failing = await receiver(() => ({ status: 500, body: "boom" }));
-    const endpoint = await service.seedEndpoint({ tenantId: "dl", url: failing.url, eventTypes: ["tenant.activated"] });
+    const endpoint = await service.seedEndpoint({ tenantId: "dl", url: failing.url, eventTypes: ["booking.created"] });
     const published = await service.publish({
       tenantId: "dl",
-      type: "tenant.activated",
-      dataJson: '{"tenant_id":"dl"}',
+      type: "booking.created",
+      dataJson: '{"booking_id":"bk_dl"}',
     });
 
     const [delivery] = await eventually(
@@ -207,7 +208,7 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
     expect(await attemptsOf(delivery!.id)).toHaveLength(8);
 
     // While the endpoint is paused, new events are held, not sent.
-    await service.publish({ tenantId: "dl", type: "tenant.activated", dataJson: '{"tenant_id":"dl"}' });
+    await service.publish({ tenantId: "dl", type: "booking.created", dataJson: '{"booking_id":"bk_dl2"}' });
     await eventually("a held delivery", async () => (await deliveriesOf(endpoint.id))[1]?.status === "held");
   }, 120_000);
 
@@ -219,8 +220,16 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
       eventTypes: ["conversation.started"],
       paused: true,
     });
-    const first = await service.publish({ tenantId: "held", type: "conversation.started", dataJson: '{"n":1}' });
-    const second = await service.publish({ tenantId: "held", type: "conversation.started", dataJson: '{"n":2}' });
+    const first = await service.publish({
+      tenantId: "held",
+      type: "conversation.started",
+      dataJson: sampleSnapshot("conversation.started", 1),
+    });
+    const second = await service.publish({
+      tenantId: "held",
+      type: "conversation.started",
+      dataJson: sampleSnapshot("conversation.started", 2),
+    });
     await eventually("two held deliveries", async () => {
       const rows = await deliveriesOf(endpoint.id);
       return rows.length === 2 && rows.every((row) => row.status === "held");
@@ -273,7 +282,11 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
       eventTypes: ["escalation.raised"],
       previous: { secret: previousSecret, expiresAt: new Date(Date.now() - 60_000) },
     });
-    await service.publish({ tenantId: "rot", type: "escalation.raised", dataJson: '{"reason":"stuck"}' });
+    await service.publish({
+      tenantId: "rot",
+      type: "escalation.raised",
+      dataJson: sampleSnapshot("escalation.raised"),
+    });
 
     const request = await eventually("the delivery during the grace", () => rotated.requests[0]);
     const header = String(request.headers["service-signature"]);
@@ -355,10 +368,14 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
     const long = await receiver(() => ({ status: 201, body: "é".repeat(3_000) }));
     const endpoints = await Promise.all(
       [slow, redirect, long].map((r) =>
-        service.seedEndpoint({ tenantId: "kinds", url: r.url, eventTypes: ["tenant.*"] }),
+        service.seedEndpoint({ tenantId: "kinds", url: r.url, eventTypes: ["escalation.*"] }),
       ),
     );
-    await service.publish({ tenantId: "kinds", type: "tenant.validation_failed", dataJson: '{"step":"dns"}' });
+    await service.publish({
+      tenantId: "kinds",
+      type: "escalation.raised",
+      dataJson: sampleSnapshot("escalation.raised"),
+    });
 
     const firstAttempt = async (endpointId: string) =>
       eventually(`the first attempt to ${endpointId}`, async () => {
@@ -405,6 +422,19 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
     expect(await refusal({ tenantId: "acme", type: "usage.threshold_crossed" })).toMatchObject({
       code: status.INVALID_ARGUMENT,
       errorCode: "event.type_not_publishable",
+    });
+    expect(await refusal({ tenantId: "acme", type: "capability.suspended" })).toMatchObject({
+      errorCode: "event.type_not_publishable",
+      details: expect.stringContaining("capability report") as unknown,
+    });
+    expect(await refusal({ tenantId: "acme", type: "tenant.activated" })).toMatchObject({
+      errorCode: "event.type_not_publishable",
+      details: expect.stringContaining("activation") as unknown,
+    });
+    const text = JSON.stringify({ escalation_id: "es_1", reason_code: "the customer is angry about the price" });
+    expect(await refusal({ tenantId: "acme", type: "escalation.raised", dataJson: text })).toMatchObject({
+      errorCode: "event.invalid",
+      details: expect.stringContaining("data.object.reason_code: must be a catalogue reason code") as unknown,
     });
     const invalid = await refusal({ tenantId: "ac me", type: "booking.created", dataJson: '{"bookingId":1}' });
     expect(invalid).toMatchObject({ code: status.INVALID_ARGUMENT, errorCode: "event.invalid" });

@@ -35,6 +35,7 @@ import {
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
+import { sampleSnapshot } from "./sample-snapshot.js";
 
 const rounds = 3;
 const burst = 100;
@@ -144,7 +145,11 @@ describe("isolation between endpoints (webhooks process, real Postgres and NATS)
       await Promise.all(
         [control, service].flatMap((s) =>
           Array.from({ length: 25 }, (_, j) =>
-            s.publish({ tenantId: "acme", type: "booking.cancelled", dataJson: `{"n":${i + j}}` }),
+            s.publish({
+              tenantId: "acme",
+              type: "booking.cancelled",
+              dataJson: sampleSnapshot("booking.cancelled", i + j),
+            }),
           ),
         ),
       );

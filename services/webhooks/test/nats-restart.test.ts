@@ -18,6 +18,7 @@ import {
 import { freePort } from "@platform/local-stack/embedded-postgres";
 import { startNatsServer, stopNatsServer } from "./nats-server.js";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
+import { sampleSnapshot } from "./sample-snapshot.js";
 
 describe("NATS restarts and crashes under the webhooks process", () => {
   let certs: TestCertificates;
@@ -45,18 +46,30 @@ describe("NATS restarts and crashes under the webhooks process", () => {
 
   it("delivers what was published before, during and after the outage", async () => {
     await service.seedEndpoint({ tenantId: "nr", url: hooks.url, eventTypes: ["booking.*"] });
-    const before = await service.publish({ tenantId: "nr", type: "booking.created", dataJson: '{"n":1}' });
+    const before = await service.publish({
+      tenantId: "nr",
+      type: "booking.created",
+      dataJson: sampleSnapshot("booking.created", 1),
+    });
     await eventually("the first delivery", () => hooks.requests.length === 1);
 
     await stopNatsServer(nats, "SIGKILL");
     // Accepted while NATS is down: it waits in the outbox.
-    const during = await service.publish({ tenantId: "nr", type: "booking.created", dataJson: '{"n":2}' });
+    const during = await service.publish({
+      tenantId: "nr",
+      type: "booking.created",
+      dataJson: sampleSnapshot("booking.created", 2),
+    });
     expect(during.duplicate).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await service.db("outbox").pluck("event_id")).toEqual([during.eventId]);
 
     nats = await startNatsServer(port, storeDir);
-    const after = await service.publish({ tenantId: "nr", type: "booking.cancelled", dataJson: '{"n":3}' });
+    const after = await service.publish({
+      tenantId: "nr",
+      type: "booking.cancelled",
+      dataJson: sampleSnapshot("booking.cancelled", 3),
+    });
     await eventually(
       "every event delivered",
       () => {
@@ -69,9 +82,13 @@ describe("NATS restarts and crashes under the webhooks process", () => {
     expect(service.process.logs.some((line) => line.natsStatus === "reconnect")).toBe(true);
   }, 90_000);
   it("delivers an event accepted while NATS was down even when the process is killed (-9) before it could publish", async () => {
-    await service.seedEndpoint({ tenantId: "crash", url: hooks.url, eventTypes: ["capability.*"] });
+    await service.seedEndpoint({ tenantId: "crash", url: hooks.url, eventTypes: ["escalation.*"] });
     await stopNatsServer(nats, "SIGKILL");
-    const accepted = await service.publish({ tenantId: "crash", type: "capability.suspended", dataJson: '{"n":4}' });
+    const accepted = await service.publish({
+      tenantId: "crash",
+      type: "escalation.raised",
+      dataJson: sampleSnapshot("escalation.raised", 4),
+    });
     expect(await service.db("outbox").pluck("event_id")).toEqual([accepted.eventId]);
 
     // The process dies with the event only in its outbox; a new one starts while NATS comes back.

@@ -77,7 +77,7 @@ describe("webhooks metrics (webhooks process, real Postgres and NATS)", () => {
     const nowhere = await service.seedEndpoint({
       tenantId: "m",
       url: "https://nowhere.invalid/hooks",
-      eventTypes: ["tenant.activated"],
+      eventTypes: ["escalation.raised"],
     });
     const parked = await service.seedEndpoint({
       tenantId: "m",
@@ -116,7 +116,7 @@ describe("webhooks metrics (webhooks process, real Postgres and NATS)", () => {
     const published = [];
     for (let i = 0; i < 3; i++) published.push(await service.publish({ tenantId: "m", type: "booking.created" }));
     for (let i = 0; i < 2; i++) published.push(await service.publish({ tenantId: "m", type: "booking.cancelled" }));
-    published.push(await service.publish({ tenantId: "m", type: "tenant.activated", dataJson: '{"tenant_id":"m"}' }));
+    published.push(await service.publish({ tenantId: "m", type: "escalation.raised" }));
     published.push(await service.publish({ tenantId: "m", type: "conversation.started" }));
 
     // Three successes; two deliveries failing twice (500); one refused twice; one held.

@@ -113,7 +113,7 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       const request = {
         tenantId: "race",
         type: "booking.created",
-        dataJson: "{}",
+        dataJson: '{"booking_id":"bk_1"}',
         eventId: "evt_race_1",
         occurredAt: "",
       };

@@ -17,6 +17,7 @@ import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newEndpointId } from "../src/domain/ids.js";
 import { generateSigningSecret, parseSecretsKey, sealSecret, type SecretKeyRing } from "../src/domain/secret-box.js";
 import { deleteStreams, streamNames, type StreamNames } from "../src/events/streams.js";
+import { sampleSnapshot } from "./sample-snapshot.js";
 
 const entry = join(import.meta.dirname, "..", "dist", "src", "main.js");
 
@@ -125,7 +126,7 @@ export async function startWebhooks(options: {
     publish: (request) =>
       new Promise((resolve, reject) =>
         client!.publishEvent(
-          { dataJson: "{}", eventId: "", occurredAt: "", ...request },
+          { dataJson: sampleSnapshot(request.type), eventId: "", occurredAt: "", ...request },
           (error: Error | null, response?: PublishEventResponse) => (error ? reject(error) : resolve(response!)),
         ),
       ),

@@ -16,6 +16,13 @@ export const serviceCodes = {
     reaction: "Use a new key for a new command; never retry as is.",
     usedAs: ["problem"],
   },
+  "idempotency.invalid_key": {
+    title: "The Idempotency-Key is malformed (catalog service)",
+    meaning:
+      "The catalog service's own check of the key the gateway passes on; the gateway checks the header first (`request.idempotency_key_invalid`), so a partner never sees this code.",
+    reaction: "None for a partner; in our logs it means the gateway passed on a key it should have refused.",
+    usedAs: ["internal"],
+  },
   "service.internal_error": {
     status: 500,
     title: "Internal error",

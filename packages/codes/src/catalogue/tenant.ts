@@ -29,4 +29,17 @@ export const tenantCodes = {
     reaction: "Read the tenant record and its activation; contact support if it persists.",
     usedAs: ["lastErrorCode"],
   },
+  "tenant.invalid": {
+    title: "The tenant record is invalid",
+    meaning:
+      "Operator input (admin `tenant create` and friends): an id, name, plan or state is malformed; the message names it.",
+    reaction: "The operator fixes the command's input; the admin CLI exits 2 with the reason.",
+    usedAs: ["internal"],
+  },
+  "tenant.already_exists": {
+    title: "The tenant already exists",
+    meaning: "Operator input: a tenant with this id was created before.",
+    reaction: "The operator picks another id or reads the existing tenant.",
+    usedAs: ["internal"],
+  },
 } as const satisfies CodeEntries;

@@ -1,5 +1,10 @@
 import type { CodeEntries } from "../code-entry.js";
 
+const subProblem =
+  "A sub-problem of `webhook.endpoint_invalid`: the problem's `code` is `webhook.endpoint_invalid` and its `detail` names this problem in words";
+const secrets =
+  "Operator configuration (SECRETS_KEY) or stored data; the service logs it and a partner sees 503 or nothing";
+
 /** Webhook endpoints, deliveries and the events they carry. */
 export const webhookCodes = {
   "webhook.endpoint_invalid": {
@@ -70,5 +75,104 @@ export const webhookCodes = {
     meaning: "A delivery failed 8 attempts; the endpoint was paused and needs attention.",
     reaction: "Fix the receiver, resume the endpoint, and redrive the dead-lettered deliveries.",
     usedAs: ["reasonCode"],
+  },
+  "webhook.url_invalid": {
+    title: "The endpoint URL is not a valid absolute URL",
+    meaning: `${subProblem}: the url is too long, has surrounding spaces, is not absolute or names no host.`,
+    reaction: "Fix the url.",
+    usedAs: ["internal"],
+  },
+  "webhook.url_not_https": {
+    title: "The endpoint URL is not https",
+    meaning: `${subProblem}: the url does not use https.`,
+    reaction: "Use an https URL.",
+    usedAs: ["internal"],
+  },
+  "webhook.url_has_credentials": {
+    title: "The endpoint URL carries credentials",
+    meaning: `${subProblem}: the url has a user name or password.`,
+    reaction: "Remove the credentials; authenticate deliveries with the signature.",
+    usedAs: ["internal"],
+  },
+  "webhook.url_has_fragment": {
+    title: "The endpoint URL has a fragment",
+    meaning: `${subProblem}: the url has a #fragment.`,
+    reaction: "Remove the fragment.",
+    usedAs: ["internal"],
+  },
+  "webhook.description_invalid": {
+    title: "The endpoint description is invalid",
+    meaning: `${subProblem}: the description is too long or has control characters.`,
+    reaction: "Fix the description.",
+    usedAs: ["internal"],
+  },
+  "webhook.update_empty": {
+    title: "The update changes nothing",
+    meaning: `${subProblem}: an update names none of url, description, eventTypes.`,
+    reaction: "Send at least one field to change.",
+    usedAs: ["internal"],
+  },
+  "webhook.event_filters_required": {
+    title: "The endpoint has no event filter",
+    meaning: `${subProblem}: eventTypes is empty.`,
+    reaction: "Subscribe to at least one type.",
+    usedAs: ["internal"],
+  },
+  "webhook.event_filters_too_many": {
+    title: "The endpoint has too many event filters",
+    meaning: `${subProblem}: more than 50 event filters.`,
+    reaction: "Use family wildcards (`booking.*`) instead.",
+    usedAs: ["internal"],
+  },
+  "webhook.event_filters_invalid": {
+    title: "The event filters are invalid",
+    meaning: `${subProblem}: the filters alone, checked outside an endpoint.`,
+    reaction: "Fix the filters.",
+    usedAs: ["internal"],
+  },
+  "webhook.envelope_invalid": {
+    title: "The event cannot be built into a webhook envelope",
+    meaning:
+      "Internal: the fields of an event cannot form a valid envelope; a published event is refused with `event.invalid`, a bus message is dropped and logged.",
+    reaction: "None for a partner; the producer is fixed.",
+    usedAs: ["internal"],
+  },
+  "webhook.delivery_transition_invalid": {
+    title: "The delivery cannot make this transition",
+    meaning:
+      "Internal: the delivery worker tried to attempt, hold or release a delivery in a state that does not allow it (a lost race, logged).",
+    reaction: "None for a partner.",
+    usedAs: ["internal"],
+  },
+  "webhook.retry_delays_invalid": {
+    title: "The retry delays are invalid",
+    meaning:
+      "Operator configuration: the webhooks service's retry delay setting is malformed; the service refuses to start.",
+    reaction: "The operator fixes the setting.",
+    usedAs: ["internal"],
+  },
+  "webhook.secrets_key_invalid": {
+    title: "SECRETS_KEY is invalid",
+    meaning: `${secrets}: SECRETS_KEY is malformed; the service refuses to start.`,
+    reaction: "The operator fixes SECRETS_KEY.",
+    usedAs: ["internal"],
+  },
+  "webhook.secrets_key_unknown": {
+    title: "A sealed secret names a key SECRETS_KEY does not hold",
+    meaning: `${secrets}: a stored secret was sealed under a key id that was removed from SECRETS_KEY.`,
+    reaction: "The operator restores the key id in SECRETS_KEY.",
+    usedAs: ["internal"],
+  },
+  "webhook.sealed_secret_malformed": {
+    title: "A stored sealed secret is malformed",
+    meaning: `${secrets}: a stored secret is not a sealed secret.`,
+    reaction: "The operator repairs the row (rotate the endpoint's secret).",
+    usedAs: ["internal"],
+  },
+  "webhook.secret_decryption_failed": {
+    title: "A sealed secret does not authenticate",
+    meaning: `${secrets}: a stored secret does not decrypt under its key.`,
+    reaction: "The operator checks SECRETS_KEY and rotates the endpoint's secret.",
+    usedAs: ["internal"],
   },
 } as const satisfies CodeEntries;

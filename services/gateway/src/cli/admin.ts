@@ -271,9 +271,12 @@ const commands: Record<string, Command> = {
   "event emit": {
     usage: "--tenant ID --type TYPE --data JSON [--id EVENT_ID]",
     does:
-      "publishes a platform event (conversation.*, booking.*, capability.*, escalation.*, tenant.*) through " +
-      "the internal event contract, as the platform would; prints its id. --data is the snapshot, a JSON " +
-      "object with snake_case keys; --id makes a republish of the same occurrence a no-op",
+      "publishes a platform event (conversation.started, booking.created, booking.cancelled, escalation.raised, " +
+      "escalation.resolved) through the internal event contract, as the platform would; prints its id. --data is " +
+      "the snapshot: a JSON object of the type's fields only, ids, states, RFC 3339 times and catalogue reason " +
+      "codes, never text (docs/webhooks.md lists them; e.g. booking.created needs booking_id). capability.* come " +
+      "from `capability report`, tenant.* from activation, usage.* from metering: they cannot be emitted. " +
+      "--id makes a republish of the same occurrence a no-op",
     async run(args, resources) {
       const { values } = parseArgs({
         args,

@@ -1,7 +1,7 @@
 import Router from "@koa/router";
 import Koa, { type Context, type Middleware } from "koa";
 import type { Logger } from "pino";
-import type { Registry } from "prom-client";
+import { Counter, type Registry } from "prom-client";
 import { apiKeyIdOf } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
@@ -14,7 +14,7 @@ import { announceGetPetDeprecation, catalogRoutes } from "./catalog-routes.js";
 import { httpMetrics } from "./http-metrics.js";
 import { catalogOpenApi } from "./openapi/catalog-v1.js";
 import { tenantOpenApi } from "./openapi/tenant-v1.js";
-import { writeProblem } from "./problem.js";
+import { writeProblem, type UncataloguedProblemCode } from "./problem.js";
 import { rateLimit, rateLimitPolicyHeader, type TokenBuckets } from "./rate-limit.js";
 import { requestId } from "./request-id.js";
 import { tenantRoutes } from "./tenant-routes.js";
@@ -51,7 +51,12 @@ function toApiError(error: unknown): ApiError {
 }
 
 /** Writes every failure in its surface's shape and logs one line per request with its id. */
-function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined): Middleware {
+function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, registry: Registry): Middleware {
+  const uncatalogued = new Counter({
+    name: "gateway_problem_code_uncatalogued_total",
+    help: "Tenant-interface errors that carried a code outside the code catalogue's problem codes (answered with the status's default code). Any is a bug.",
+    registers: [registry],
+  });
   return async (ctx, next) => {
     const started = performance.now();
     const log = logger.child({ requestId: ctx.state.requestId as string });
@@ -64,7 +69,13 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined):
       const error = toApiError(thrown);
       if (error.status >= 500) log.error({ err: error.cause ?? error }, error.message);
       for (const [name, value] of Object.entries(error.options.headers ?? {})) ctx.set(name, value);
-      writeError(ctx, error, problemBaseUri);
+      writeError(ctx, error, problemBaseUri, (code, status) => {
+        uncatalogued.inc();
+        log.error(
+          { code, status, err: error.cause ?? error },
+          "an error code outside the code catalogue's problem codes",
+        );
+      });
     }
     log.info(
       {
@@ -79,8 +90,13 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined):
 }
 
 /** The tenant interface (/api/...) answers problem+json; everything else uses the catalog shape. */
-function writeError(ctx: Context, error: ApiError, problemBaseUri: string | undefined): void {
-  if (isTenantInterface(ctx.path)) writeProblem(ctx, error, problemBaseUri);
+function writeError(
+  ctx: Context,
+  error: ApiError,
+  problemBaseUri: string | undefined,
+  onUncatalogued: UncataloguedProblemCode,
+): void {
+  if (isTenantInterface(ctx.path)) writeProblem(ctx, error, problemBaseUri, onUncatalogued);
   else writeCatalogError(ctx, error);
 }
 
@@ -141,7 +157,7 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
 
   app.use(requestId);
   app.use(httpMetrics(deps.registry));
-  app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri));
+  app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri, deps.registry));
   app.use(operational.routes());
   app.use(operational.allowedMethods());
   app.use(announceGetPetDeprecation(deps.publicBaseUrl));

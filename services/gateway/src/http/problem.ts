@@ -76,12 +76,40 @@ export function problemType(code: string, baseUri: string | undefined): string {
   return baseUri ? `${baseUri}${code}` : `urn:problem:${code}`;
 }
 
-/** Writes an RFC 9457 problem document for the tenant interface. */
-export function writeProblem(ctx: Context, error: ApiError, baseUri: string | undefined): void {
-  const status = error.status >= 400 && error.status < 600 ? error.status : 500;
-  const code = isProblemCode(error.options.code)
-    ? error.options.code
-    : (codeForStatus[status] ?? "service.internal_error");
+/**
+ * Called when an error carries a code that is not a problem code of the catalogue: a bug (a
+ * service answered with an internal or uncatalogued code the gateway passed on). The problem then
+ * falls back to the status's default code; the caller logs the code and counts it.
+ */
+export type UncataloguedProblemCode = (code: string, status: number) => void;
+
+/**
+ * The problem code written for `error`: its own code when that is a catalogue problem code, else
+ * (reporting it through `onUncatalogued` when it had one) the status's default.
+ */
+export function problemCodeFor(error: ApiError, onUncatalogued?: UncataloguedProblemCode): ProblemCode {
+  const status = problemStatus(error);
+  const own = error.options.code;
+  if (isProblemCode(own)) return own;
+  if (own !== undefined) onUncatalogued?.(own, status);
+  return codeForStatus[status] ?? "service.internal_error";
+}
+
+const problemStatus = (error: ApiError) => (error.status >= 400 && error.status < 600 ? error.status : 500);
+
+/**
+ * Writes an RFC 9457 problem document for the tenant interface. Its `code` is always a catalogue
+ * problem code: an error carrying any other code is reported through `onUncatalogued` and answered
+ * with the status's default code.
+ */
+export function writeProblem(
+  ctx: Context,
+  error: ApiError,
+  baseUri: string | undefined,
+  onUncatalogued?: UncataloguedProblemCode,
+): void {
+  const status = problemStatus(error);
+  const code = problemCodeFor(error, onUncatalogued);
   const known = problemCodes[code];
   ctx.status = status;
   ctx.type = "application/problem+json";

@@ -49,19 +49,36 @@ describe("validatePublishedEvent", () => {
     expect(event.occurredAt.toISOString()).toBe("2026-11-21T07:30:00.000Z");
   });
 
-  it("accepts every publishable family and refuses usage.* as not publishable", () => {
-    for (const type of [
-      "conversation.started",
-      "booking.cancelled",
-      "capability.suspended",
-      "escalation.raised",
-      "tenant.activated",
-    ]) {
-      expect(validatePublishedEvent({ ...input, type }, options).type).toBe(type);
+  it("accepts the conversation, booking and escalation families, each with its snapshot", () => {
+    const snapshots: Record<string, object> = {
+      "conversation.started": { conversation_id: "cv_1", channel: "whatsapp" },
+      "booking.cancelled": { booking_id: "bk_1", reason_code: "booking.cancelled_by_customer" },
+      "escalation.raised": { escalation_id: "es_1", reason_code: "escalation.ai_uncertain" },
+      "escalation.resolved": { escalation_id: "es_1" },
+    };
+    for (const [type, object] of Object.entries(snapshots)) {
+      expect(validatePublishedEvent({ ...input, type, dataJson: JSON.stringify(object) }, options).type).toBe(type);
     }
-    expect(() => validatePublishedEvent({ ...input, type: "usage.threshold_crossed" }, options)).toThrow(
-      EventTypeNotPublishableError,
-    );
+  });
+
+  it("refuses usage.*, capability.* and tenant.* as not publishable, saying where they come from", () => {
+    const refusals = {
+      "usage.threshold_crossed": /usage metering/,
+      "capability.suspended": /capability report/,
+      "capability.restored": /capability report/,
+      "tenant.activated": /activation/,
+      "tenant.validation_failed": /activation/,
+    };
+    for (const [type, where] of Object.entries(refusals)) {
+      const call = () => validatePublishedEvent({ ...input, type, dataJson: '{"tenant_id":"acme"}' }, options);
+      expect(call).toThrow(EventTypeNotPublishableError);
+      expect(call).toThrow(where);
+      try {
+        call();
+      } catch (error) {
+        expect((error as EventTypeNotPublishableError).code).toBe("event.type_not_publishable");
+      }
+    }
   });
 
   it("refuses unknown and coming-soon types as unknown", () => {
@@ -91,7 +108,7 @@ describe("validatePublishedEvent", () => {
   it("refuses a snapshot that is not snake_case and a malformed event id", () => {
     expect(
       problemsOf(() => validatePublishedEvent({ ...input, dataJson: JSON.stringify({ bookingId: "b" }) }, options)),
-    ).toEqual(["data.object.bookingId"]);
+    ).toEqual(["data.object.bookingId", "data.object.booking_id"]);
     expect(problemsOf(() => validatePublishedEvent({ ...input, eventId: "has space" }, options))).toEqual(["event_id"]);
   });
 });

@@ -1,24 +1,29 @@
 /**
  * An event as a producer elsewhere on the platform publishes it (EventService/PublishEvent), and
  * as it travels on the bus (BusEvent): which types producers outside webhooks may publish, and
- * the checks that turn the producer's fields into a PlatformEvent an envelope can be built from.
+ * the checks that turn the producer's fields into a PlatformEvent an envelope can be built from:
+ * the snapshot must be exactly its type's (event-snapshot.ts), ids, states and codes, never text.
  */
 import { InvalidArgumentError } from "@platform/service-kit/errors";
 import { findEventType } from "./event-catalog.js";
 import { buildEnvelope, InvalidEnvelopeError, type PlatformEvent } from "./envelope.js";
 import { currentApiVersion } from "./endpoint.js";
+import { snapshotProblems } from "./event-snapshot.js";
 
 /**
- * The families producers outside the webhooks service may publish. `usage.*` is emitted by usage
- * metering itself, never through this contract.
+ * The families producers outside the webhooks service may publish, each with a strict snapshot
+ * (event-snapshot.ts). The others come from the platform's own state changes, never through this
+ * contract: usage.* from usage metering, capability.* from capability reports, tenant.* from
+ * activation (notify emits them all).
  */
-export const publishableFamilies: readonly string[] = Object.freeze([
-  "conversation",
-  "booking",
-  "capability",
-  "escalation",
-  "tenant",
-]);
+export const publishableFamilies: readonly string[] = Object.freeze(["conversation", "booking", "escalation"]);
+
+/** Where a catalog type that cannot be published comes from instead. */
+const emittedBy: Readonly<Record<string, string>> = {
+  usage: "usage metering (notify) emits them from recorded token usage",
+  capability: "notify emits them from capability reports (admin `capability report`)",
+  tenant: "notify emits them from activation (POST /activation, admin `tenant activate`)",
+};
 
 export const TENANT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -30,11 +35,16 @@ export class EventTypeUnknownError extends InvalidArgumentError {
   }
 }
 
-/** A catalog type that only the platform itself emits (usage.*). */
+/** A catalog type that only the platform itself emits (usage.*, capability.*, tenant.*). */
 export class EventTypeNotPublishableError extends InvalidArgumentError {
   override name = "EventTypeNotPublishableError";
   constructor(readonly type: string) {
-    super("event.type_not_publishable", `${type} events are emitted by the platform itself and cannot be published`);
+    const family = type.slice(0, type.indexOf("."));
+    super(
+      "event.type_not_publishable",
+      `${type} events cannot be published: ${emittedBy[family] ?? "the platform emits them itself"}; ` +
+        `publishable families: ${publishableFamilies.map((f) => `${f}.*`).join(", ")}`,
+    );
   }
 }
 
@@ -96,8 +106,8 @@ function parseObject(dataJson: string, problems: PublishedEventProblem[]): Recor
 /**
  * Checks an event a producer publishes and returns it as the webhooks service will fan it out:
  * the type must be publishable (EventTypeUnknownError, EventTypeNotPublishableError); tenant id,
- * event id, occurred_at and the snapshot must be well-formed (InvalidPublishedEventError naming
- * every problem). `newId` supplies the id when none was given; `now` the time.
+ * event id, occurred_at and the snapshot must be well-formed, the snapshot exactly its type's
+ * schema (InvalidPublishedEventError naming every problem). `newId` supplies the id when none was given; `now` the time.
  */
 export function validatePublishedEvent(
   input: PublishEventInput,
@@ -114,7 +124,9 @@ export function validatePublishedEvent(
     if (parsed) occurredAt = parsed;
     else problems.push({ field: "occurred_at", message: "must be an RFC 3339 timestamp" });
   }
-  const object = parseObject(input.dataJson, problems);
+  const parsed: PublishedEventProblem[] = [];
+  const object = parseObject(input.dataJson, parsed);
+  problems.push(...parsed, ...(parsed.length === 0 ? snapshotProblems(input.type, object) : []));
   const event: PlatformEvent = {
     id: input.eventId === "" ? options.newId() : input.eventId,
     type: input.type,

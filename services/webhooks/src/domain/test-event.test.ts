@@ -12,14 +12,13 @@ describe("test events", () => {
     expect(testableEventTypes).toHaveLength(10);
   });
 
-  it.each(testableEventTypes)("builds a snake_case snapshot with ids and a state for %s", (type) => {
+  it.each(testableEventTypes)("builds a snake_case snapshot with ids and a state or code for %s", (type) => {
     const event = buildTestEvent({ id: "evt_0123456789abcdef01234567", type, tenant: "ten_1", now });
     expect(event).toMatchObject({ id: "evt_0123456789abcdef01234567", type, tenant: "ten_1", occurredAt: now });
     for (const key of Object.keys(event.object)) expect(key).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
     expect(Object.keys(event.object).some((key) => key.endsWith("_id"))).toBe(true);
-    expect(Object.keys(event.object).some((key) => key === "state" || key === "status" || key === "threshold")).toBe(
-      true,
-    );
+    const stateOrCode = ["state", "status", "threshold", "channel", "reason_code", "resolution_code"];
+    expect(Object.keys(event.object).some((key) => stateOrCode.includes(key))).toBe(true);
     expect(JSON.stringify(event.object)).not.toMatch(/text|message|body/);
     const body = JSON.parse(
       serializeEnvelope(buildEnvelope(event, { apiVersion: "2026-07-01", livemode: false })).toString(),

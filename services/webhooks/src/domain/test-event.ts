@@ -1,7 +1,8 @@
 /**
  * Test deliveries: a synthetic snapshot for any subscribable event type, so a partner can check
  * their receiver (signature, parsing) before real events flow. The snapshots look like the real
- * ones (snake_case keys, ids and states) and never carry conversation text or personal data.
+ * ones (snake_case keys, ids and states) and never carry conversation text or personal data; those
+ * of the publishable types are exactly their strict snapshots (event-snapshot.ts).
  */
 import { InvalidArgumentError } from "@platform/service-kit/errors";
 import { findEventType } from "./event-catalog.js";
@@ -30,26 +31,24 @@ const snapshots: Record<string, (ids: { tag: string; tenant: string; at: string 
   "conversation.started": ({ tag, at }) => ({
     conversation_id: `conv_test_${tag}`,
     channel: "whatsapp",
-    customer_reference: `cust_test_${tag}`,
-    state: "open",
+    customer_id: `cust_test_${tag}`,
     started_at: at,
   }),
   "booking.created": ({ tag, at }) => ({
     booking_id: `bkg_test_${tag}`,
     conversation_id: `conv_test_${tag}`,
-    customer_reference: `cust_test_${tag}`,
-    service_reference: "svc_test_grooming",
+    service_id: "svc_test_grooming",
+    location_id: "loc_test_main",
     status: "confirmed",
     starts_at: at,
-    created_at: at,
   }),
   "booking.cancelled": ({ tag, at }) => ({
     booking_id: `bkg_test_${tag}`,
     conversation_id: `conv_test_${tag}`,
-    customer_reference: `cust_test_${tag}`,
-    service_reference: "svc_test_grooming",
+    service_id: "svc_test_grooming",
     status: "cancelled",
-    cancelled_at: at,
+    starts_at: at,
+    reason_code: "booking.cancelled_by_customer",
   }),
   "usage.threshold_crossed": ({ tenant, at }) => ({
     tenant_id: tenant,
@@ -73,19 +72,15 @@ const snapshots: Record<string, (ids: { tag: string; tenant: string; at: string 
     state: "active",
     restored_at: at,
   }),
-  "escalation.raised": ({ tag, at }) => ({
+  "escalation.raised": ({ tag }) => ({
     escalation_id: `esc_test_${tag}`,
     conversation_id: `conv_test_${tag}`,
-    reason: "human_requested",
-    state: "open",
-    raised_at: at,
+    reason_code: "escalation.customer_requested_human",
   }),
-  "escalation.resolved": ({ tag, at }) => ({
+  "escalation.resolved": ({ tag }) => ({
     escalation_id: `esc_test_${tag}`,
     conversation_id: `conv_test_${tag}`,
-    reason: "human_requested",
-    state: "resolved",
-    resolved_at: at,
+    resolution_code: "escalation.resolved_by_staff",
   }),
   "tenant.activated": ({ tenant, at }) => ({ tenant_id: tenant, status: "active", activated_at: at }),
   "tenant.validation_failed": ({ tenant, at }) => ({

@@ -2,6 +2,7 @@ import { codesUsedAs } from "@platform/codes";
 import { problemCodes, type ProblemCode } from "../problem.js";
 import { problemCodesOf, TENANT_ID_PATTERN, type TenantRoute } from "../tenant-route.js";
 import { tenantRoutes } from "../tenant-routes.js";
+import { codeSchemas, errorsTag } from "./code-schemas.js";
 import {
   documentContact,
   documentLicense,
@@ -459,13 +460,17 @@ export function tenantOpenApi(options: { rateLimitPolicy: string }) {
       version: "1.0.0-experimental",
       description:
         "Every non-success is application/problem+json (RFC 9457); branch on `code`, and each operation lists " +
-        "the codes it can answer with. Every response carries X-Request-Id and the RateLimit / " +
-        "RateLimit-Policy headers.",
+        "the codes it can answer with; the `Errors` tag documents every status and code with its meaning and " +
+        "the client's reaction (schemas `ProblemCode`, `LastErrorCode`, `BlockingReasonCode`, `ReasonCode`). " +
+        "Every response carries X-Request-Id and the RateLimit / RateLimit-Policy headers.",
       contact: documentContact,
       license: documentLicense,
     },
     servers: [{ url: "/api/v1" }],
-    tags: tags.map((name) => ({ name, ...(capabilities[name] ? { description: capabilities[name] } : {}) })),
+    tags: [
+      ...tags.map((name) => ({ name, ...(capabilities[name] ? { description: capabilities[name] } : {}) })),
+      errorsTag,
+    ],
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
@@ -481,7 +486,10 @@ export function tenantOpenApi(options: { rateLimitPolicy: string }) {
             activated: { type: "boolean" },
             channelReady: { type: "boolean" },
             version: { type: "integer", minimum: 1 },
-            lastErrorCode: { type: ["string", "null"], description: "a stable partner-safe code, or null" },
+            lastErrorCode: {
+              description: "A stable partner-safe code (see `LastErrorCode`), or null.",
+              anyOf: [ref("LastErrorCode"), { type: "null" }],
+            },
             plan: { type: "string", enum: ["testing", "commercial"] },
             createdAt: { type: "string", format: "date-time" },
             activationState: {
@@ -653,6 +661,7 @@ export function tenantOpenApi(options: { rateLimitPolicy: string }) {
           },
         },
         ...webhookSchemas,
+        ...codeSchemas(),
         Problem: {
           type: "object",
           required: ["type", "title", "status", "detail", "code", "correlationId"],
@@ -661,7 +670,7 @@ export function tenantOpenApi(options: { rateLimitPolicy: string }) {
             title: { type: "string" },
             status: { type: "integer", minimum: 400, maximum: 599 },
             detail: { type: "string" },
-            code: { type: "string", enum: Object.keys(problemCodes) },
+            code: ref("ProblemCode"),
             correlationId: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" },
           },
         },
