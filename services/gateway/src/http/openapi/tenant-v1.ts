@@ -376,7 +376,7 @@ const activationManifestProperties = {
       required: ["code", "capability", "since"],
       additionalProperties: false,
       properties: {
-        code: { type: "string", enum: codesUsedAs("blockingReason") },
+        code: ref("BlockingReasonCode"),
         capability: { type: ["string", "null"] },
         since: activationTimestamp,
       },
