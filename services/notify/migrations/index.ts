@@ -2,6 +2,7 @@ import type { Migration } from "@platform/service-kit/postgres";
 import * as createTenants from "./20261122000000_create_tenants.js";
 import * as createNotifications from "./20261122010000_create_notifications.js";
 import * as createOutbox from "./20261123000000_create_outbox.js";
+import * as createProjections from "./20261123030000_create_projections.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
-export const migrations: Migration[] = [createTenants, createNotifications, createOutbox];
+export const migrations: Migration[] = [createTenants, createNotifications, createOutbox, createProjections];
