@@ -1,6 +1,7 @@
 import { TenantPlan, type Tenant } from "@platform/proto/notify/v1";
 import { ApiError, callService as call } from "./api-error.js";
 import { notificationRoutes } from "./notification-routes.js";
+import { pollRoutes } from "./poll-routes.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
 import { usageRoutes } from "./usage-routes.js";
 import { webhookRoutes } from "./webhook-routes.js";
@@ -52,4 +53,5 @@ export const tenantRoutes: TenantRoute[] = [
   ...usageRoutes,
   ...notificationRoutes,
   ...webhookRoutes,
+  ...pollRoutes,
 ];
