@@ -1,7 +1,8 @@
 /**
  * notify's projector: the durable pull consumer `notify-projections` on `${ns}EVENTS` turns every
  * event into the tenant's poll reads (work, attention, activity; db/projection-store.ts). Per
- * message, in ONE transaction under the shared projection lock: the event recorded once (dedupe by
+ * fetch, in ONE transaction under the shared projection lock (per message when a fetch's batch
+ * fails): the event recorded once (dedupe by
  * id), the three projections, and the removal of notify's kept outbox row; the ack comes after
  * the commit. A message that cannot be decoded is logged and terminated.
  *
@@ -99,6 +100,37 @@ export function startProjector(options: {
     }
   }
 
+  /**
+   * A fetch's events in one transaction (one commit for the batch, which is what keeps the send
+   * path's cost down under load), acked after it; when the batch fails, each event on its own so
+   * one bad event holds back only itself.
+   */
+  async function handleBatch(msgs: JsMsg[]): Promise<void> {
+    if (msgs.length === 0) return;
+    const decoded: { msg: JsMsg; event: ProjectedEvent }[] = [];
+    for (const msg of msgs) {
+      const event = decodeEvent(msg.data);
+      if (event) decoded.push({ msg, event });
+      else {
+        logger.error({ subject: msg.subject, seq: msg.seq }, "an event on the bus cannot be projected; dropped");
+        msg.term();
+      }
+    }
+    if (decoded.length === 0) return;
+    try {
+      await options.db.transaction(async (trx) => {
+        await lockShared(trx);
+        for (const { msg, event } of decoded) await applyEvent(trx, event, msg.seq);
+      });
+    } catch (error) {
+      logger.warn({ err: error, events: decoded.length }, "projecting a batch failed; one event at a time");
+      await Promise.all(decoded.map(({ msg }) => handle(msg)));
+      return;
+    }
+    for (const { msg } of decoded) msg.ack();
+    logger.debug({ events: decoded.length }, "events projected");
+  }
+
   const loop = (async () => {
     let failures = 0;
     let consumer: Consumer | undefined;
@@ -106,13 +138,13 @@ export function startProjector(options: {
       try {
         consumer ??= await options.js.consumers.get(eventsStreamName(options.namespace), PROJECTIONS_CONSUMER);
         current = await consumer.fetch({
-          max_messages: options.batchSize ?? 16,
+          max_messages: options.batchSize ?? 64,
           expires: options.fetchExpiresMs ?? 5_000,
         });
         if (!running) current.stop();
-        const handling: Promise<void>[] = [];
-        for await (const msg of current) handling.push(handle(msg));
-        await Promise.all(handling);
+        const fetched: JsMsg[] = [];
+        for await (const msg of current) fetched.push(msg);
+        await handleBatch(fetched);
         failures = 0;
       } catch (error) {
         failures += 1;
