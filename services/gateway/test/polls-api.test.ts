@@ -6,6 +6,7 @@ import {
   type TestCertificates,
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenApiContract } from "./openapi-contract.js";
 import { startTestStack, type TestStack } from "./stack.js";
@@ -311,6 +312,25 @@ describe("the poll reads: work, attention, activity", () => {
       ["webhook.endpoint_resumed", failingId],
       ["webhook.endpoint_dead_lettered", failingId],
     ]);
+
+    // The fan-out ignored the internal facts (no event row, no delivery) but removed webhooks' own
+    // outbox rows of them; notify's projector removed notify's.
+    const db = new pg.Client({ connectionString: stack.scratch.url });
+    await db.connect();
+    try {
+      const internal = await db.query(
+        "select count(*)::int as n from webhooks.events where type like 'notification.%' or type like 'webhook.%'",
+      );
+      expect(internal.rows[0]).toEqual({ n: 0 });
+      await eventually("both outboxes emptied by their consumers", async () => {
+        const left = await db.query(
+          "select (select count(*) from webhooks.outbox)::int + (select count(*) from notify.outbox)::int as n",
+        );
+        return (left.rows[0] as { n: number }).n === 0;
+      });
+    } finally {
+      await db.end();
+    }
 
     const before = await snapshot();
     expect(before.work.length).toBeGreaterThan(3);
