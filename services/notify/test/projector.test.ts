@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { Metadata } from "@grpc/grpc-js";
 import { eventually } from "@platform/local-stack/https-receiver";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
@@ -17,6 +18,7 @@ import { createNotificationStore } from "../src/db/notification-store.js";
 import { createProjectionReader, projectionTables } from "../src/db/projection-store.js";
 import { createTenantRepository } from "../src/db/tenant-repository.js";
 import type { ChannelOutcome, ChannelProvider } from "../src/domain/channel-provider.js";
+import { newNotificationId, newTranscriptEntryId } from "../src/domain/notification.js";
 import { activate } from "../src/domain/tenant.js";
 import { createEventOutbox, newEventId } from "../src/events/event-outbox.js";
 import {
@@ -167,6 +169,39 @@ describe("the projector (real NATS and Postgres)", () => {
     await eventually("outbox emptied by the projector", async () => (await db("outbox").count("* as n"))[0]?.n == 0);
   });
 
+  it("announces a claim settled as unknown (its holder died) to the work ledger", async () => {
+    const store = createNotificationStore(db, pool, createEventOutbox({ namespace, kick: () => relay.kick() }));
+    const notificationId = newNotificationId();
+    const recorded = await store.record({
+      tenantId: "acme",
+      idempotencyKey: "k-abandoned",
+      fingerprint: "fp-abandoned",
+      owner: randomUUID(),
+      notificationId,
+      transcriptEntryId: newTranscriptEntryId(),
+      recipient: "447700900123",
+      type: "reminder",
+      text: "Hi",
+      actorReference: "crm",
+      delegationReference: null,
+      requestId: "req-abandoned",
+      leaseMs: 1,
+      ttlMs: 60_000,
+      testingAllowance: 1000,
+    });
+    expect(recorded.recorded).toBe(true);
+    const settled = await eventually("the lease expired and the claim settled", () =>
+      store.settleAbandoned("acme", "k-abandoned", "fp-abandoned"),
+    );
+    expect(settled).toMatchObject({ notificationId, state: "unknown" });
+    const item = await eventually("the settled command in the work ledger", async () =>
+      (await service.listWork({ tenantId: "acme", limit: 100, cursor: "" }, context())).items.find(
+        (work) => work.notificationId === notificationId,
+      ),
+    );
+    expect(item).toMatchObject({ type: "reminder", state: "unknown", reasonCode: "partner.action_outcome_unknown" });
+  });
+
   it("applies an event once: a redelivery and a republish of the same id change nothing", async () => {
     const first = await publish("acme", "escalation.raised", {
       escalation_id: "esc_once",
@@ -279,7 +314,8 @@ describe("the projector (real NATS and Postgres)", () => {
     const last = await publish("acme", "escalation.raised", { escalation_id: "esc_9", reason_code: "escalation.x" });
     await recorded(last.id);
     const before = { acme: await snapshot("acme"), other: await snapshot("other") };
-    expect(before.acme.work.length).toBe(3);
+    // Three sends and the settled claim.
+    expect(before.acme.work.length).toBe(4);
     expect(before.acme.attention.length).toBeGreaterThan(1);
     await db.raw(`truncate ${projectionTables.join(", ")}`);
     expect((await snapshot("acme")).activity).toEqual([]);
