@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import Koa from "koa";
 import Router from "@koa/router";
 import { createNotifyClient } from "@platform/gateway/grpc/notify-client";
+import { createProjectionClient } from "@platform/gateway/grpc/projection-client";
 import { createWebhooksClient } from "@platform/gateway/grpc/webhooks-client";
 import { tenantRoutes } from "@platform/gateway/http/tenant-routes";
 
@@ -16,7 +17,8 @@ const notify = createNotifyClient(process.env.NOTIFY_ADDR ?? "127.0.0.1:50052", 
 const router = new Router();
 // getTenant never calls webhooks; the client is there because every route gets the same deps.
 const webhooks = createWebhooksClient(process.env.WEBHOOKS_ADDR ?? "127.0.0.1:50053", 5_000);
-router.register(route.path, [route.method], [(ctx) => route.handle(ctx, { notify, webhooks })]);
+const projections = createProjectionClient(process.env.NOTIFY_ADDR ?? "127.0.0.1:50052", 5_000);
+router.register(route.path, [route.method], [(ctx) => route.handle(ctx, { notify, webhooks, projections })]);
 const app = new Koa();
 app.use(async (ctx, next) => {
   ctx.state.requestId = "bench";
@@ -32,5 +34,6 @@ server.listen(0, "127.0.0.1", () => {
 process.on("SIGTERM", () => {
   notify.close();
   webhooks.close();
+  projections.close();
   server.close(() => process.exit(0));
 });

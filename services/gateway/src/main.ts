@@ -10,6 +10,7 @@ import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
+import { createProjectionClient } from "./grpc/projection-client.js";
 import { createWebhooksClient } from "./grpc/webhooks-client.js";
 import { TokenBuckets } from "./http/rate-limit.js";
 import { createGatewayApp, type Readiness } from "./http/app.js";
@@ -38,6 +39,7 @@ async function main() {
   const catalog = createCatalogClient(config.CATALOG_ADDR, config.UPSTREAM_TIMEOUT);
   const catalogHealth = new HealthChecker(config.CATALOG_ADDR);
   const notify = createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT);
+  const projections = createProjectionClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT);
   const notifyHealth = new HealthChecker(config.NOTIFY_ADDR);
   const webhooks = createWebhooksClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT);
   const webhooksHealth = new HealthChecker(config.WEBHOOKS_ADDR);
@@ -81,6 +83,7 @@ async function main() {
     catalog,
     notify,
     webhooks,
+    projections,
     rateLimits,
     problemBaseUri: config.PROBLEM_BASE_URI,
     apiKeys,
@@ -121,6 +124,7 @@ async function main() {
     catalog.close();
     catalogHealth.close();
     notify.close();
+    projections.close();
     notifyHealth.close();
     webhooks.close();
     webhooksHealth.close();

@@ -95,6 +95,7 @@ describe("admin CLI", () => {
     [["key", "revoke"], /needs --id/],
     [["key", "create", "--colour", "red"], /colour/],
     [["tenant", "delete"], /usage: admin/],
+    [["projection", "rebuild", "--now"], /now/],
     [[], /usage: admin/],
   ])("refuses %j on stderr with exit 2", async (args, message) => {
     const { code, stdout, stderr } = await cli(...args);

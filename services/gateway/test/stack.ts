@@ -138,6 +138,7 @@ export async function startTestStack(
           PATH: process.env.PATH ?? "",
           DATABASE_URL: scratch.url,
           NOTIFY_ADDR: `127.0.0.1:${stack.notify!.listening.grpcPort as number}`,
+          WEBHOOKS_ADDR: `127.0.0.1:${stack.webhooks!.listening.grpcPort as number}`,
         },
       });
       return JSON.parse(stdout) as Record<string, unknown>;

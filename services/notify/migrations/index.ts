@@ -4,6 +4,7 @@ import * as createNotifications from "./20261122010000_create_notifications.js";
 import * as createOutbox from "./20261123000000_create_outbox.js";
 import * as createActivation from "./20261123010000_create_activation.js";
 import * as createUsageMonths from "./20261123020000_create_usage_months.js";
+import * as createProjections from "./20261123030000_create_projections.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -12,4 +13,5 @@ export const migrations: Migration[] = [
   createOutbox,
   createActivation,
   createUsageMonths,
+  createProjections,
 ];

@@ -1,6 +1,7 @@
 import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
 import { ActivationServiceService } from "@platform/proto/notify/v1/activation";
 import { UsageServiceService } from "@platform/proto/notify/v1/usage";
+import { ProjectionServiceService } from "@platform/proto/notify/v1/projections";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
@@ -19,6 +20,9 @@ import { createNotificationStore } from "./db/notification-store.js";
 import { createTenantRepository } from "./db/tenant-repository.js";
 import { createUsageStore } from "./db/usage-store.js";
 import { createEventOutbox } from "./events/event-outbox.js";
+import { declareProjectionsConsumer, rebuildProjections, startProjector } from "./events/projector.js";
+import { createProjectionReader } from "./db/projection-store.js";
+import { createProjectionService } from "./grpc/projection-service.js";
 import type { ChannelProvider } from "./domain/channel-provider.js";
 import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
 import { createNotificationMetrics } from "./grpc/notification-metrics.js";
@@ -70,7 +74,9 @@ async function main() {
   const redeclare = async () => {
     for (let failures = 1; !nc.isClosed(); failures++) {
       try {
-        await declareEventsStream(await nc.jetstreamManager(), config.NATS_NAMESPACE);
+        const manager = await nc.jetstreamManager();
+        await declareEventsStream(manager, config.NATS_NAMESPACE);
+        await declareProjectionsConsumer(manager, config.NATS_NAMESPACE);
         return;
       } catch (error) {
         const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
@@ -85,7 +91,9 @@ async function main() {
     logger,
     onReconnect: () => void redeclare(),
   });
-  await declareEventsStream(await nc.jetstreamManager(), config.NATS_NAMESPACE);
+  const jsm = await nc.jetstreamManager();
+  await declareEventsStream(jsm, config.NATS_NAMESPACE);
+  await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE);
   const js = nc.jetstream();
 
   const registry = createMetricsRegistry("notify");
@@ -103,6 +111,13 @@ async function main() {
   const usage = createUsageStore(db, events);
   // Which UTC month usage counts in; tests that cross a month boundary inject their own.
   const clock = () => new Date();
+  // The poll reads: projections of EVENTS, applied by the durable consumer notify-projections.
+  const projector = startProjector({
+    db,
+    js,
+    namespace: config.NATS_NAMESPACE,
+    logger: logger.child({ component: "projector" }),
+  });
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const provider = channelProvider(config);
   const grpc = await startGrpcServer({
@@ -148,12 +163,30 @@ async function main() {
         implementation: instrumentService(
           NotificationServiceService,
           createNotificationService({
-            store: createNotificationStore(db, sendPool),
+            store: createNotificationStore(db, sendPool, events),
             provider,
             metrics: createNotificationMetrics(registry),
             leaseMs: config.NOTIFICATION_LEASE,
             ttlMs: config.IDEMPOTENCY_TTL,
             testingAllowance: TESTING_ALLOWANCE_PER_MONTH,
+          }),
+          instrumentation,
+        ),
+      },
+      {
+        definition: ProjectionServiceService,
+        implementation: instrumentService(
+          ProjectionServiceService,
+          createProjectionService({
+            reader: createProjectionReader(db),
+            rebuild: () =>
+              rebuildProjections({
+                db,
+                js,
+                jsm,
+                namespace: config.NATS_NAMESPACE,
+                logger: logger.child({ component: "projection-rebuild" }),
+              }),
           }),
           instrumentation,
         ),
@@ -168,6 +201,7 @@ async function main() {
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
+    await projector.stop();
     await relay.stop();
     await nc.drain().catch(() => undefined);
     await metrics.close();

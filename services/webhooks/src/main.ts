@@ -91,6 +91,8 @@ async function main() {
     registry,
     metricPrefix: "webhooks",
   });
+  // The internal facts of the tenant projections (webhook.endpoint_dead_lettered / _resumed).
+  const endpointEvents = { namespace: names.namespace, kick: () => relay.kick() };
   const queue = createJetStreamDeliveryQueue({ js, db, namespace: names.namespace });
   // One resolver per path, so webhooks_target_refusals_total says where a target was refused.
   const targetsFor = (path: RefusalPath) =>
@@ -125,6 +127,7 @@ async function main() {
             targets: targetsFor("create"),
             idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
             retentionMs: config.WEBHOOKS_RETENTION,
+            events: endpointEvents,
           }),
           instrumentation,
         ),
@@ -146,7 +149,10 @@ async function main() {
     names,
     // A fetch's jobs are claimed by one statement; attempts finishing together are recorded in
     // one transaction (acks still follow the commit).
-    store: withBatchedClaims(withBatchedAttempts(createAttemptStore(db), db), db),
+    store: withBatchedClaims(
+      withBatchedAttempts(createAttemptStore(db, endpointEvents), db, { events: endpointEvents }),
+      db,
+    ),
     keyRing,
     targets: targetsFor("attempt"),
     sender,

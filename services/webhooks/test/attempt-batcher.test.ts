@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
 import { createAttemptBatcher } from "../src/delivery/attempt-batcher.js";
+import { BusEvent } from "@platform/proto/webhooks/v1";
 import { createAttemptStore, type AttemptRecord, type AttemptStore } from "../src/delivery/attempt-store.js";
 import { withBatchedClaims } from "../src/delivery/claim-batcher.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
@@ -76,12 +77,14 @@ describe("batched attempt records (real Postgres)", () => {
     return id;
   }
 
+  let kicks = 0;
+
   beforeAll(async () => {
     scratch = await createScratchDatabase("whbatch");
     db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     db.on("query", (query: { sql: string }) => statements.push(query.sql));
-    record = createAttemptBatcher(db);
+    record = createAttemptBatcher(db, { events: { namespace: "wbatch.", kick: () => (kicks += 1) } });
   });
   afterAll(async () => {
     await db?.destroy();
@@ -110,6 +113,21 @@ describe("batched attempt records (real Postgres)", () => {
       attention_reason: "webhook.endpoint_dead_lettered",
       version: "2",
     });
+    // The attention item's event, in the batch's transaction; the relay kicked after the commit.
+    const announced = (await db("outbox").select<{ subject: string; payload: Buffer }[]>("subject", "payload")).map(
+      (entry) => {
+        const event = BusEvent.decode(entry.payload);
+        return [entry.subject, event.type, JSON.parse(event.dataJson) as unknown];
+      },
+    );
+    expect(announced).toEqual([
+      [
+        "wbatch.events.b.webhook.endpoint_dead_lettered",
+        "webhook.endpoint_dead_lettered",
+        { endpoint_id: endpointId, delivery_id: id, reason_code: "webhook.endpoint_dead_lettered" },
+      ],
+    ]);
+    expect(kicks).toBe(1);
     const row: unknown = await db("deliveries")
       .where({ id })
       .first("status", "attempts", "attempts_total", "leased_until", "last_status_code", "last_error");

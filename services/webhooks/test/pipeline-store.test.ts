@@ -19,7 +19,8 @@ import type { PlatformEvent } from "../src/domain/envelope.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
 import type { DeliveryQueue } from "../src/events/delivery-jobs.js";
 import { createJetStreamDeliveryQueue } from "../src/events/delivery-queue.js";
-import { decodeBusMessage, fanOutEvent } from "../src/events/fanout.js";
+import { decodeBusMessage, fanOutEvent, internalEvent } from "../src/events/fanout.js";
+import { BusEvent } from "@platform/proto/webhooks/v1";
 import { declareStreams, deleteStreams, streamNames, type StreamNames } from "../src/events/streams.js";
 import { createEventService } from "../src/grpc/event-service.js";
 import type { CallContext } from "@platform/service-kit/grpc-server";
@@ -195,6 +196,24 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       expect((await fanOutEvent(db, queue, event)).jobs).toEqual([]);
     });
 
+    it("tells the internal facts of the tenant projections from webhook events", () => {
+      const bus = (type: string) =>
+        BusEvent.encode({
+          id: "evt_x",
+          type,
+          tenantId: "t",
+          occurredAt: new Date().toISOString(),
+          dataJson: "{}",
+        }).finish();
+      expect(internalEvent(bus("notification.sent"))).toEqual({ id: "evt_x", type: "notification.sent" });
+      expect(internalEvent(bus("webhook.endpoint_dead_lettered"))).toEqual({
+        id: "evt_x",
+        type: "webhook.endpoint_dead_lettered",
+      });
+      expect(internalEvent(bus("booking.created"))).toBeUndefined();
+      expect(internalEvent(Buffer.from("not protobuf at all, surely"))).toBeUndefined();
+    });
+
     it("drops what cannot be an event", () => {
       expect(decodeBusMessage(Buffer.from("not protobuf at all, surely")).ok).toBe(false);
       expect(decodeBusMessage(new Uint8Array()).ok).toBe(false);
@@ -202,7 +221,8 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
   });
 
   describe("claiming and recording attempts", () => {
-    const store = () => createAttemptStore(db);
+    let kicks = 0;
+    const store = () => createAttemptStore(db, { namespace: names.namespace, kick: () => (kicks += 1) });
     const failed = (): AttemptRecord => ({
       attemptedAt: new Date(),
       durationMs: 5,
@@ -277,6 +297,20 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
         attention_reason: "webhook.endpoint_dead_lettered",
         version: "2",
       });
+      // The attention item's event, in the same transaction, and the relay kicked.
+      const announced = (await db("outbox").select<{ subject: string; payload: Buffer }[]>("subject", "payload"))
+        .map((row) => ({ subject: row.subject, event: BusEvent.decode(row.payload) }))
+        .filter((row) => row.event.type === "webhook.endpoint_dead_lettered");
+      expect(
+        announced.map((row) => [row.subject, row.event.tenantId, JSON.parse(row.event.dataJson) as unknown]),
+      ).toEqual([
+        [
+          `${names.namespace}events.t.webhook.endpoint_dead_lettered`,
+          "t",
+          { endpoint_id: endpointId, delivery_id: id, reason_code: "webhook.endpoint_dead_lettered" },
+        ],
+      ]);
+      expect(kicks).toBe(1);
       const attempts = await db("attempts")
         .where({ delivery_id: id })
         .orderBy("number")

@@ -29,6 +29,7 @@ import { newDeliveryId, newEventId } from "../src/domain/ids.js";
 import { openSecret, parseSecretsKey, type SecretKeyRing } from "../src/domain/secret-box.js";
 import type { DeliveryJob } from "../src/events/delivery-jobs.js";
 import { createWebhookService } from "../src/grpc/webhook-service.js";
+import { BusEvent } from "@platform/proto/webhooks/v1";
 import { literalHost, refusedTargets, stubLookup } from "./refused-targets.js";
 
 type Methods = typeof WebhookServiceService;
@@ -159,6 +160,16 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
     });
   }
 
+  let relayKicks = 0;
+  /** The internal events this service wrote to its outbox for the tenant projections. */
+  const outboxEvents = async () =>
+    (await db("outbox").orderBy("seq").select<{ subject: string; payload: Buffer }[]>("subject", "payload")).map(
+      (row) => {
+        const event = BusEvent.decode(row.payload);
+        return { subject: row.subject, type: event.type, object: JSON.parse(event.dataJson) as unknown };
+      },
+    );
+
   beforeAll(async () => {
     scratch = await createScratchDatabase("whsvc");
     db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA });
@@ -198,6 +209,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
                 onRefusal: (refusal) => refusals.push(refusal),
               }),
               idempotency: defaultIdempotencyOptions,
+              events: { namespace: "wsvc.", kick: () => (relayKicks += 1) },
             }),
             instrumentation,
           ),
@@ -490,6 +502,15 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       });
       expect(resumed.endpoint).toMatchObject({ paused: false, version: "3" });
       expect(resumed.endpoint!.attentionReason).toBeUndefined();
+      // The dead-letter attention closes: webhook.endpoint_resumed in the outbox, relay kicked.
+      expect((await outboxEvents()).filter((e) => e.type === "webhook.endpoint_resumed")).toEqual([
+        {
+          subject: `wsvc.events.${tenant}.webhook.endpoint_resumed`,
+          type: "webhook.endpoint_resumed",
+          object: { endpoint_id: endpoint!.id },
+        },
+      ]);
+      expect(relayKicks).toBeGreaterThan(0);
       const rows = await db("deliveries")
         .select("id", "status", "generation", "next_attempt_at")
         .whereIn("id", [fresh, retried, done]);

@@ -32,6 +32,7 @@ import { capabilityToJson, manifestToJson } from "../http/activation-routes.js";
 import { usageToJson } from "../http/usage-routes.js";
 import { createEventClient, type EventClient } from "../grpc/event-client.js";
 import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
+import { createProjectionClient, type ProjectionClient } from "../grpc/projection-client.js";
 
 /** The operator asked for something that cannot be done as asked: exit 2. */
 class UsageError extends Error {
@@ -72,6 +73,7 @@ interface Resources {
   notifyAddress: string;
   events(): EventClient;
   eventsAddress: string;
+  projections(): ProjectionClient;
   /** A warning on stderr; the command still succeeds. */
   warn(message: string): void;
 }
@@ -334,7 +336,23 @@ const commands: Record<string, Command> = {
       return { ...usageToJson(answer.usage), replayed: answer.replayed };
     },
   },
+  "projection rebuild": {
+    usage: "",
+    does:
+      "empties notify's poll projections (work, attention, activity) and replays the EVENTS stream into them, " +
+      "under a lock the live projector waits on; prints the events applied and the stream sequence read up to",
+    async run(args, resources) {
+      parseArgs({ args, options: {}, strict: true });
+      const result = await callService("notify", resources.notifyAddress, "", () =>
+        resources.projections().rebuildProjections({}, { ...cliCall(), timeoutMs: REBUILD_TIMEOUT_MS }),
+      );
+      return { eventsApplied: Number(result.eventsApplied), lastSequence: Number(result.lastSequence) };
+    },
+  },
 };
+
+/** A rebuild replays the whole stream (30 days): far longer than an ordinary call may take. */
+const REBUILD_TIMEOUT_MS = 30 * 60_000;
 
 /** A recipient opts out of (or back into) a tenant's messages; notify validates the number. */
 async function setConsent(which: "opt-out" | "opt-in", args: string[], resources: Resources) {
@@ -401,6 +419,7 @@ function openResources(config: GatewayConfig): { resources: Resources; close(): 
   let db: Promise<Knex> | undefined;
   let notify: NotifyClient | undefined;
   let events: EventClient | undefined;
+  let projections: ProjectionClient | undefined;
   return {
     resources: {
       db: () =>
@@ -422,11 +441,13 @@ function openResources(config: GatewayConfig): { resources: Resources; close(): 
       notifyAddress: config.NOTIFY_ADDR,
       events: () => (events ??= createEventClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT)),
       eventsAddress: config.WEBHOOKS_ADDR,
+      projections: () => (projections ??= createProjectionClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT)),
       warn: (message) => process.stderr.write(`${JSON.stringify({ warning: message })}\n`),
     },
     async close() {
       notify?.close();
       events?.close();
+      projections?.close();
       await (await db?.catch(() => undefined))?.destroy();
     },
   };

@@ -73,6 +73,7 @@ export const activationRoutes: TenantRoute[] = [
     path: "/api/v1/tenants/:tenantId/activation",
     scope: "tenant:read",
     mutation: false,
+    poll: true,
     tag,
     summary: "Read the activation manifest.",
     description:
@@ -92,6 +93,7 @@ export const activationRoutes: TenantRoute[] = [
     path: "/api/v1/tenants/:tenantId/capabilities",
     scope: "tenant:read",
     mutation: false,
+    poll: true,
     tag,
     summary: "Read the capability report.",
     description:

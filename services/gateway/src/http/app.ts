@@ -5,6 +5,8 @@ import { Counter, type Registry } from "prom-client";
 import { apiKeyIdOf } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
+import type { ProjectionClient } from "../grpc/projection-client.js";
+import { answerPoll } from "./poll-etag.js";
 import type { WebhooksClient } from "../grpc/webhooks-client.js";
 import { ApiError } from "./api-error.js";
 import { authenticate, type ApiKeyLookup } from "./authenticate.js";
@@ -28,6 +30,7 @@ export interface GatewayDeps {
   catalog: CatalogClient;
   notify: NotifyClient;
   webhooks: WebhooksClient;
+  projections: ProjectionClient;
   rateLimits: TokenBuckets;
   /** PROBLEM_BASE_URI: problem `type` is this + code when set, else urn:problem:<code>. */
   problemBaseUri: string | undefined;
@@ -138,7 +141,11 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     tenants.register(
       route.path,
       [route.method],
-      [authorize(route), (ctx) => route.handle(ctx, { notify: deps.notify, webhooks: deps.webhooks })],
+      [
+        authorize(route),
+        ...(route.poll ? [answerPoll] : []),
+        (ctx) => route.handle(ctx, { notify: deps.notify, webhooks: deps.webhooks, projections: deps.projections }),
+      ],
     );
   }
 

@@ -84,6 +84,7 @@ describe("the gateway app on an uncatalogued code from a service", () => {
       catalog: {} as CatalogClient,
       notify: failingClient,
       webhooks: failingClient,
+      projections: failingClient,
       rateLimits: new TokenBuckets({ ratePerSecond: 1000, burst: 1000, replicas: 1 }),
       problemBaseUri: undefined,
       apiKeys: { find: (id) => Promise.resolve(id === record.id ? record : undefined) },

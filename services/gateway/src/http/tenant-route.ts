@@ -1,12 +1,15 @@
 import type { Context } from "koa";
 import type { Scope } from "../domain/api-key.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
+import type { ProjectionClient } from "../grpc/projection-client.js";
 import type { WebhooksClient } from "../grpc/webhooks-client.js";
 import { bodyProblemCodes, edgeProblemCodes, idempotencyProblemCodes, type ProblemCode } from "./problem.js";
 
 export interface TenantRouteDeps {
   notify: NotifyClient;
   webhooks: WebhooksClient;
+  /** notify's poll reads (work, attention, activity). */
+  projections: ProjectionClient;
 }
 
 /**
@@ -23,6 +26,11 @@ export interface TenantRoute {
   scope: Scope;
   /** Mutations require an Idempotency-Key. */
   mutation: boolean;
+  /**
+   * A poll-friendly GET (poll-etag.ts): a strong ETag on every 200 and 304 for a matching
+   * If-None-Match, documented in OpenAPI. One line per route opts in.
+   */
+  poll?: boolean;
   /** The capability the route belongs to: its table, and its tag in the OpenAPI document. */
   tag: string;
   summary: string;

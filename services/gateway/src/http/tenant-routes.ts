@@ -2,6 +2,7 @@ import { TenantPlan, type Tenant } from "@platform/proto/notify/v1";
 import { activationRoutes } from "./activation-routes.js";
 import { ApiError, callService as call } from "./api-error.js";
 import { notificationRoutes } from "./notification-routes.js";
+import { pollRoutes } from "./poll-routes.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
 import { usageRoutes } from "./usage-routes.js";
 import { webhookRoutes } from "./webhook-routes.js";
@@ -35,6 +36,7 @@ export const tenantRecordRoutes: TenantRoute[] = [
     path: "/api/v1/tenants/:tenantId",
     scope: "tenant:read",
     mutation: false,
+    poll: true,
     tag: "tenant",
     summary: "Read the tenant record.",
     description:
@@ -55,4 +57,5 @@ export const tenantRoutes: TenantRoute[] = [
   ...activationRoutes,
   ...notificationRoutes,
   ...webhookRoutes,
+  ...pollRoutes,
 ];

@@ -91,6 +91,7 @@ export const usageRoutes: TenantRoute[] = [
     path: "/api/v1/tenants/:tenantId/usage",
     scope: "tenant:read",
     mutation: false,
+    poll: true,
     tag,
     summary: "Read this UTC month's token usage, caps and the thresholds crossed.",
     description:
@@ -110,6 +111,7 @@ export const usageRoutes: TenantRoute[] = [
     path: "/api/v1/tenants/:tenantId/usage/limits",
     scope: "tenant:read",
     mutation: false,
+    poll: true,
     tag,
     summary: "Read the monthly token soft cap and hard cap.",
     description:

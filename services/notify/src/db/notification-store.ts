@@ -12,6 +12,10 @@ import {
   type NotificationType,
 } from "../domain/notification.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
+import type { EventOutbox } from "../events/event-outbox.js";
+
+/** The code an unknown outcome carries in the work ledger (code catalogue). */
+export const OUTCOME_UNKNOWN_CODE = "partner.action_outcome_unknown";
 
 /**
  * Notification commands in two transactions around the provider call (the call itself cannot
@@ -147,6 +151,11 @@ const outcomeSql = statement(
              update idempotency_keys set state = 'completed', result = ?::jsonb
              where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
              returning 1
+           ), announced as (
+             insert into outbox (event_id, subject, payload)
+             select ?, ?, ?::bytea from command where ?::boolean
+             on conflict (event_id) do nothing
+             returning 1
            )
            select (select count(*) from command) as commands`,
 );
@@ -215,7 +224,7 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
  * The send path (record, complete) runs prepared statements on a pg pool of its own; the rest
  * (repeats, settling, transcripts) uses knex.
  */
-export function createNotificationStore(db: Knex, pool: pg.Pool): NotificationStore {
+export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventOutbox): NotificationStore {
   return {
     async record(send) {
       // One statement (record_send, in the migration): claim, preconditions, allowance, command
@@ -274,6 +283,24 @@ export function createNotificationStore(db: Knex, pool: pg.Pool): NotificationSt
       // One statement in its own transaction. A refusal (nothing was sent) gives the allowance
       // back and releases the key, so the partner may retry with the same key once the cause is
       // fixed; sent and unknown complete the key with the result a repeat replays.
+      // The outcome's event (notification.sent|unknown|failed) goes to the outbox in the same
+      // statement, only when the command changed; the relay is kicked after the commit.
+      const entry = events?.entryOf({
+        type: `notification.${state}`,
+        tenantId: send.tenantId,
+        occurredAt: new Date(),
+        object: {
+          notification_id: send.notificationId,
+          type: result.type,
+          state,
+          ...(outcome.kind === "failed"
+            ? { reason_code: outcome.code }
+            : state === "unknown"
+              ? { reason_code: OUTCOME_UNKNOWN_CODE }
+              : {}),
+          created_at: result.createdAt,
+        },
+      });
       await inTransaction(pool, async (client) => {
         await run(client, outcomeSql, [
           state,
@@ -296,12 +323,18 @@ export function createNotificationStore(db: Knex, pool: pg.Pool): NotificationSt
           send.tenantId,
           send.idempotencyKey,
           send.owner,
+          entry?.eventId ?? "",
+          entry?.subject ?? "",
+          entry ? Buffer.from(entry.payload) : Buffer.alloc(0),
+          entry !== undefined,
         ]);
       });
+      if (entry) events!.kick();
     },
 
     async settleAbandoned(tenantId, idempotencyKey, fingerprint) {
-      return db.transaction(async (trx) => {
+      let announced = false;
+      const settledResult = await db.transaction(async (trx) => {
         const command = await trx("notification_commands")
           .first<{ id: string; type: NotificationType; created_at: Date } | undefined>("id", "type", "created_at")
           .where({ tenant_id: tenantId, idempotency_key: idempotencyKey })
@@ -318,11 +351,28 @@ export function createNotificationStore(db: Knex, pool: pg.Pool): NotificationSt
           .where({ scope: tenantId, key: idempotencyKey, state: "in_progress", fingerprint })
           .andWhere("locked_until", "<", trx.fn.now());
         if (settled !== 1) return undefined;
-        await trx("notification_commands")
+        const changed = await trx("notification_commands")
           .update({ state: "unknown", updated_at: trx.fn.now() })
           .where({ id: command.id, state: "dispatching" });
+        if (changed === 1 && events) {
+          await events.append(trx, {
+            type: "notification.unknown",
+            tenantId,
+            occurredAt: new Date(),
+            object: {
+              notification_id: command.id,
+              type: command.type,
+              state: "unknown",
+              reason_code: OUTCOME_UNKNOWN_CODE,
+              created_at: result.createdAt,
+            },
+          });
+          announced = true;
+        }
         return result;
       });
+      if (announced) events!.kick();
+      return settledResult;
     },
 
     async listTranscript(tenantId, recipient, limit, beforeSeq) {

@@ -39,6 +39,8 @@ export function outboxEntryOf(namespace: string, event: NotifyEvent): OutboxEntr
 export interface EventOutbox {
   /** Writes the event in the caller's transaction; returns its id. */
   append(trx: Knex | Knex.Transaction, event: NotifyEvent): Promise<string>;
+  /** The outbox row of an event, for writers outside knex (the send path's prepared statements). */
+  entryOf(event: NotifyEvent): OutboxEntry & { id: string };
   /** Publishes what is waiting now (call after the commit). */
   kick(): void;
 }
@@ -49,6 +51,9 @@ export function createEventOutbox(options: { namespace: string; kick?: () => voi
       const entry = outboxEntryOf(options.namespace, event);
       await appendToOutbox(trx, entry);
       return entry.id;
+    },
+    entryOf(event) {
+      return outboxEntryOf(options.namespace, event);
     },
     kick() {
       options.kick?.();

@@ -10,6 +10,7 @@
  * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
  */
 import type { Knex } from "@platform/service-kit/postgres";
+import { appendEndpointDeadLettered, type EndpointEvents } from "../events/endpoint-events.js";
 import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
 import {
   attemptRowOf,
@@ -30,6 +31,7 @@ interface Pending {
 interface LockedRow {
   id: string;
   endpoint_id: string;
+  tenant_id: string;
   status: DeliveryStatus;
   attempts: number;
   attempts_total: number;
@@ -44,6 +46,8 @@ export interface AttemptBatcherOptions {
   maxBatch?: number;
   /** Transactions in flight at most (each batch locks only its own deliveries, in id order). */
   maxWriters?: number;
+  /** Where `webhook.endpoint_dead_lettered` goes when a dead letter pauses an endpoint. */
+  events?: EndpointEvents;
 }
 
 /** `store` with its recordAttempt replaced by the batched one. */
@@ -82,7 +86,10 @@ export function createAttemptBatcher(db: Knex, options: AttemptBatcherOptions = 
     }
     queue = rest;
     try {
-      const outcomes = await writeBatch(db, batch);
+      const outcomes = await writeBatch(db, batch, options.events);
+      if (options.events && outcomes.some((outcome) => !(outcome instanceof Error) && outcome.deadLettered)) {
+        options.events.kick();
+      }
       batch.forEach((item, i) => {
         const outcome = outcomes[i]!;
         if (outcome instanceof Error) item.reject(outcome);
@@ -103,11 +110,11 @@ export function createAttemptBatcher(db: Knex, options: AttemptBatcherOptions = 
     });
 }
 
-async function writeBatch(db: Knex, batch: Pending[]): Promise<(RecordedAttempt | Error)[]> {
+async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): Promise<(RecordedAttempt | Error)[]> {
   return db.transaction(async (trx) => {
     const ids = batch.map((item) => item.deliveryId);
     const locked = await trx.raw<{ rows: LockedRow[] }>(
-      `select d.id, d.endpoint_id, d.status, d.attempts, d.attempts_total, d.next_attempt_at, d.created_at,
+      `select d.id, d.endpoint_id, d.tenant_id, d.status, d.attempts, d.attempts_total, d.next_attempt_at, d.created_at,
               d.generation, e.paused
          from deliveries d join endpoints e on e.id = d.endpoint_id
         where d.id = any(?::text[])
@@ -126,7 +133,7 @@ async function writeBatch(db: Knex, batch: Pending[]): Promise<(RecordedAttempt 
       statusCode: number | null;
       error: string | null;
     }[] = [];
-    const pause = new Set<string>();
+    const pause = new Map<string, { tenantId: string; deliveryId: string }>();
     const outcomes = batch.map((item): RecordedAttempt | Error => {
       const row = rows.get(item.deliveryId);
       if (!row) return new Error(`delivery ${item.deliveryId} disappeared during its attempt`);
@@ -159,7 +166,7 @@ async function writeBatch(db: Knex, batch: Pending[]): Promise<(RecordedAttempt 
         statusCode: attempt.statusCode,
         error: attempt.error,
       });
-      if (transition?.pauseEndpoint) pause.add(row.endpoint_id);
+      if (transition?.pauseEndpoint) pause.set(row.endpoint_id, { tenantId: row.tenant_id, deliveryId: row.id });
       return {
         number,
         status: next.status,
@@ -192,13 +199,18 @@ async function writeBatch(db: Knex, batch: Pending[]): Promise<(RecordedAttempt 
     }
     if (pause.size > 0) {
       await trx("endpoints")
-        .whereIn("id", [...pause])
+        .whereIn("id", [...pause.keys()])
         .update({
           paused: true,
           attention_reason: deadLetterAttentionReason,
           version: trx.raw("version + 1"),
           updated_at: trx.fn.now(),
         });
+      if (events) {
+        for (const [endpointId, { tenantId, deliveryId }] of pause) {
+          await appendEndpointDeadLettered(trx, events.namespace, { tenantId, endpointId, deliveryId });
+        }
+      }
     }
     return outcomes;
   });

@@ -4,6 +4,7 @@
  * deleted, and recording an attempt together with the delivery's new state in one transaction.
  */
 import type { Knex } from "@platform/service-kit/postgres";
+import { appendEndpointDeadLettered, type EndpointEvents } from "../events/endpoint-events.js";
 import type { DeliveryJob } from "../events/delivery-jobs.js";
 import {
   hold,
@@ -141,7 +142,7 @@ export function attemptRowOf(deliveryId: string, endpointId: string, number: num
   };
 }
 
-export function createAttemptStore(db: Knex): AttemptStore {
+export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptStore {
   return {
     async claim(job, leaseMs) {
       const claimed = await db.raw<{ rows: ClaimRow[] }>(
@@ -209,11 +210,11 @@ export function createAttemptStore(db: Knex): AttemptStore {
     },
 
     async recordAttempt(deliveryId, attempt, delaysMs) {
-      return db.transaction(async (trx) => {
+      const recorded = await db.transaction(async (trx) => {
         const row = await trx("deliveries")
           .where({ id: deliveryId })
           .forUpdate()
-          .first<(LockedRow & { endpoint_id: string }) | undefined>("*");
+          .first<(LockedRow & { endpoint_id: string; tenant_id: string }) | undefined>("*");
         if (!row) throw new Error(`delivery ${deliveryId} disappeared during its attempt`);
         const endpoint = await trx("endpoints")
           .where({ id: row.endpoint_id })
@@ -252,6 +253,13 @@ export function createAttemptStore(db: Knex): AttemptStore {
               version: trx.raw("version + 1"),
               updated_at: trx.fn.now(),
             });
+          if (events) {
+            await appendEndpointDeadLettered(trx, events.namespace, {
+              tenantId: row.tenant_id,
+              endpointId: row.endpoint_id,
+              deliveryId,
+            });
+          }
         }
         return {
           number,
@@ -261,6 +269,8 @@ export function createAttemptStore(db: Knex): AttemptStore {
           createdAt: row.created_at,
         };
       });
+      if (recorded.deadLettered) events?.kick();
+      return recorded;
     },
   };
 }

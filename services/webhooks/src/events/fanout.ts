@@ -7,13 +7,16 @@
  * the event's deliveries that are still pending and never attempted (idempotent on redelivery:
  * the queue's Nats-Msg-Id and the worker's generation check absorb repeats); then the ack.
  * A message that cannot be decoded or is invalid is logged and terminated, never retried.
+ * A type that is not in the webhook catalog (the internal facts of the tenant projections:
+ * `notification.*`, `webhook.endpoint_*`) is acked and ignored: no event row, no delivery; only
+ * its outbox row (when this service wrote it) is removed.
  */
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import type { Logger } from "@platform/service-kit/logger";
 import { consumeFromOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
-import { matchesFilters } from "../domain/event-catalog.js";
+import { findEventType, matchesFilters } from "../domain/event-catalog.js";
 import { buildEnvelope, serializeEnvelope, type PlatformEvent } from "../domain/envelope.js";
 import { newDeliveryId } from "../domain/ids.js";
 import { platformEventFromBus } from "../domain/published-event.js";
@@ -122,6 +125,18 @@ export function decodeBusMessage(
   return platformEventFromBus(message);
 }
 
+/** A decodable bus event whose type is not in the webhook catalog, or undefined. */
+export function internalEvent(data: Uint8Array): { id: string; type: string } | undefined {
+  let message: BusEvent;
+  try {
+    message = BusEvent.decode(data);
+  } catch {
+    return undefined;
+  }
+  if (!message.id || findEventType(message.type)) return undefined;
+  return { id: message.id, type: message.type };
+}
+
 export interface Fanout {
   stop(): Promise<void>;
 }
@@ -146,6 +161,18 @@ export function startFanout(options: {
   let stopWait: (() => void) | undefined;
 
   async function handle(msg: JsMsg): Promise<void> {
+    const internal = internalEvent(msg.data);
+    if (internal) {
+      try {
+        await consumeFromOutbox(options.db, internal.id);
+        logger.debug({ eventId: internal.id, type: internal.type }, "not a webhook event; ignored");
+        msg.ack();
+      } catch (error) {
+        logger.warn({ err: error, eventId: internal.id }, "ignoring an internal event failed; it comes back");
+        msg.nak(retryDelayMs);
+      }
+      return;
+    }
     const decoded = decodeBusMessage(msg.data);
     if (!decoded.ok) {
       logger.error(

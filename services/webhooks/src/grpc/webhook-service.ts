@@ -50,6 +50,7 @@ import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } fro
 import { rotationGraceMs } from "../domain/signature.js";
 import { buildTestEvent } from "../domain/test-event.js";
 import type { DeliveryJob, DeliveryQueue } from "../events/delivery-jobs.js";
+import { appendEndpointResumed, ENDPOINT_DEAD_LETTERED, type EndpointEvents } from "../events/endpoint-events.js";
 
 export interface WebhookServiceDeps {
   db: Knex;
@@ -63,6 +64,8 @@ export interface WebhookServiceDeps {
   /** How long deliveries may be redriven, counted from their creation (WEBHOOKS_RETENTION; 30 days). */
   retentionMs?: number;
   clock?: () => Date;
+  /** Where `webhook.endpoint_resumed` goes (the tenant projections); absent: not announced. */
+  events?: EndpointEvents;
   endpoints?: EndpointStore;
   ledger?: LedgerStore;
 }
@@ -301,13 +304,24 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         ResumeEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
       );
       let released: DeliveryJob[] = [];
+      let announced = false as boolean;
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
-        const updated = await change(trx, request, () => ({ paused: false, attentionReason: null }));
+        let deadLettered = false as boolean;
+        const updated = await change(trx, request, (endpoint) => {
+          deadLettered = endpoint.attentionReason === ENDPOINT_DEAD_LETTERED;
+          return { paused: false, attentionReason: null };
+        });
         released = await ledger.releaseHeld(trx, updated.id, clock());
+        if (deadLettered && deps.events) {
+          // The attention item the dead letter opened closes with this commit.
+          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id });
+          announced = true;
+        }
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) {
         logger.info({ tenantId, endpointId: request.endpointId, released: released.length }, "endpoint resumed");
+        if (announced) deps.events?.kick();
         await announce(released, logger);
       }
       return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };

@@ -20,6 +20,9 @@ const capabilities: Record<string, string> = {
   activation:
     "Activation (provisioning, validation, live, or stalled with blocking reasons) and the capability report.",
   notifications: "Template messages to a customer's phone, and the customer's conversation transcript.",
+  polls:
+    "Poll-friendly reads of the tenant's state, projections of the event stream: the work ledger, the open " +
+    "attention items and the activity feed. Send the last `ETag` as `If-None-Match`: 304 while nothing changed.",
   webhooks:
     "Signed webhook endpoints and their secrets, the event catalog, and the delivery ledger (inspect, redrive, " +
     "stats, test deliveries).",
@@ -46,6 +49,29 @@ function problemResponse(status: number, codes: ProblemCode[]) {
 /** koa-router `/api/v1/tenants/:tenantId/x` -> OpenAPI `/tenants/{tenantId}/x` under server /api/v1. */
 const openApiPath = (path: string) => path.replace(/^\/api\/v1/, "").replace(/:([A-Za-z]+)/g, "{$1}");
 
+/** A poll-friendly GET's request header (TenantRoute.poll). */
+const ifNoneMatchParameter = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description: "The `ETag` of the answer last seen: 304 with no body while the answer is the same.",
+  schema: { type: "string", maxLength: 1024 },
+};
+
+/** A poll-friendly GET's response headers on 200 and 304. */
+const pollHeaders = {
+  ETag: {
+    description: "Strong validator: a hash of the JSON body. Send it back as `If-None-Match`.",
+    required: true,
+    schema: { type: "string", pattern: '^"[A-Za-z0-9_-]{32}"$' },
+  },
+  "Cache-Control": {
+    description: "`private, no-cache`: revalidate with If-None-Match before reusing a stored answer.",
+    required: true,
+    schema: { type: "string", const: "private, no-cache" },
+  },
+};
+
 function operation(route: TenantRoute) {
   const parameters: unknown[] = [
     {
@@ -66,6 +92,7 @@ function operation(route: TenantRoute) {
       schema: { type: "string", pattern: '^([A-Za-z0-9_.:-]{8,128}|"[A-Za-z0-9_.:-]{8,128}")$' },
     });
   }
+  if (route.poll) parameters.push(ifNoneMatchParameter);
   const successStatus = route.successStatus ?? 200;
   const ok = {
     description: successStatus === 204 ? "Success; no body." : "Success.",
@@ -79,6 +106,7 @@ function operation(route: TenantRoute) {
             },
           }
         : {}),
+      ...(route.poll ? pollHeaders : {}),
     },
     ...(route.responseSchema ? { content: { "application/json": { schema: ref(route.responseSchema) } } } : {}),
   };
@@ -88,6 +116,12 @@ function operation(route: TenantRoute) {
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const responses: Record<string, unknown> = { [String(successStatus)]: ok };
+  if (route.poll) {
+    responses["304"] = {
+      description: "Not modified: `If-None-Match` names the current ETag; no body.",
+      headers: { ...everyResponseHeaders, ...pollHeaders },
+    };
+  }
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
     responses[String(status)] = problemResponse(status, byStatus.get(status)!);
   }
@@ -446,6 +480,69 @@ const activationSchemas = {
   },
 };
 
+const pollPage = (item: string) => ({
+  type: "object",
+  additionalProperties: false,
+  required: ["data", "nextCursor"],
+  properties: { data: { type: "array", description: "Newest first.", items: ref(item) }, nextCursor },
+});
+const nullableCode = {
+  type: ["string", "null"],
+  description: "A code of the code catalogue (e.g. a failure code); null when none.",
+};
+
+/** The poll reads' schemas (poll-routes.ts). */
+const pollSchemas = {
+  WorkItem: {
+    type: "object",
+    additionalProperties: false,
+    required: ["notificationId", "type", "state", "reasonCode", "createdAt", "updatedAt"],
+    properties: {
+      notificationId: { type: "string" },
+      type: { type: "string", description: "The notification type, e.g. `reminder`." },
+      state: { type: "string", enum: ["sent", "unknown", "failed"] },
+      reasonCode: nullableCode,
+      createdAt: timestamp,
+      updatedAt: timestamp,
+    },
+  },
+  WorkPage: pollPage("WorkItem"),
+  AttentionItem: {
+    type: "object",
+    additionalProperties: false,
+    required: ["id", "kind", "subjectId", "reasonCode", "openedAt", "eventId"],
+    properties: {
+      id: { type: "string", description: "Stable per item: `<kind>:<subjectId>`." },
+      kind: { type: "string", enum: ["webhook_endpoint_dead_lettered", "escalation", "activation_stalled"] },
+      subjectId: { type: "string", description: "The endpoint, escalation or tenant id." },
+      reasonCode: nullableCode,
+      openedAt: timestamp,
+      eventId: { type: "string", description: "The event that opened the item." },
+    },
+  },
+  AttentionPage: pollPage("AttentionItem"),
+  ActivityItem: {
+    type: "object",
+    additionalProperties: false,
+    required: ["eventId", "type", "occurredAt", "subjectKind", "subjectId", "reasonCode", "state"],
+    properties: {
+      eventId: { type: "string" },
+      type: { type: "string", description: "The event type, e.g. `booking.created` or `notification.sent`." },
+      occurredAt: timestamp,
+      subjectKind: {
+        type: ["string", "null"],
+        description:
+          "notification, webhook_endpoint, conversation, booking, escalation, capability, tenant or usage; " +
+          "null for a type this version does not know.",
+      },
+      subjectId: { type: ["string", "null"] },
+      reasonCode: nullableCode,
+      state: { type: ["string", "null"], description: "The state the event names, e.g. `sent` or `live`." },
+    },
+  },
+  ActivityPage: pollPage("ActivityItem"),
+};
+
 /** OpenAPI 3.1 document of the tenant interface (experimental), served at /api/v1/openapi.json. */
 export function tenantOpenApi(options: { rateLimitPolicy: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -476,6 +573,7 @@ export function tenantOpenApi(options: { rateLimitPolicy: string }) {
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer" } },
       headers: responseHeaderComponents(options.rateLimitPolicy),
       schemas: {
+        ...pollSchemas,
         Tenant: {
           type: "object",
           required: ["id", "name", "status", "activated", "channelReady", "version", "lastErrorCode", "plan"],

@@ -1,0 +1,147 @@
+/**
+ * The tenant's poll reads (issue 10): the work ledger, the open attention items and the activity
+ * feed, projections of the event stream kept by notify (ProjectionService). Cursor-paged, newest
+ * first, poll-friendly (ETag / If-None-Match -> 304). Ids, states and reason codes only.
+ */
+import type { ActivityItem, AttentionItem, WorkItem } from "@platform/proto/notify/v1/projections";
+import type { Context } from "koa";
+import { ApiError, callService as call } from "./api-error.js";
+import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
+
+/** `limit` 1-100 (default 20) and an opaque `cursor`, each at most once. */
+export function pollPageQuery(ctx: Context): { limit: number; cursor: string } {
+  const { limit, cursor } = ctx.query;
+  if (Array.isArray(limit) || Array.isArray(cursor)) {
+    throw new ApiError(400, "limit and cursor may each be given once", { code: "request.invalid" });
+  }
+  const parsed = limit === undefined ? 0 : /^[0-9]{1,3}$/.test(limit) ? Number(limit) : NaN;
+  if (limit !== undefined && !(parsed >= 1 && parsed <= 100)) {
+    throw new ApiError(400, "limit must be an integer from 1 to 100", { code: "request.invalid" });
+  }
+  if (cursor !== undefined && (cursor === "" || cursor.length > 200)) {
+    throw new ApiError(400, "cursor is not valid; pass back a nextCursor exactly as received", {
+      code: "request.invalid",
+    });
+  }
+  return { limit: parsed, cursor: cursor ?? "" };
+}
+
+const pageParameters = [
+  {
+    name: "limit",
+    in: "query",
+    required: false,
+    description: "Items per page, 1-100.",
+    schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
+  },
+  {
+    name: "cursor",
+    in: "query",
+    required: false,
+    description: "The previous page's `nextCursor`, exactly as received.",
+    schema: { type: "string", minLength: 1, maxLength: 200 },
+  },
+];
+
+const orNull = (value: string): string | null => (value === "" ? null : value);
+
+export const workItemToJson = (item: WorkItem) => ({
+  notificationId: item.notificationId,
+  type: item.type,
+  state: item.state,
+  reasonCode: orNull(item.reasonCode),
+  createdAt: item.createdAt,
+  updatedAt: item.updatedAt,
+});
+
+export const attentionItemToJson = (item: AttentionItem) => ({
+  id: item.id,
+  kind: item.kind,
+  subjectId: item.subjectId,
+  reasonCode: orNull(item.reasonCode),
+  openedAt: item.openedAt,
+  eventId: item.eventId,
+});
+
+export const activityItemToJson = (item: ActivityItem) => ({
+  eventId: item.eventId,
+  type: item.type,
+  occurredAt: item.occurredAt,
+  subjectKind: orNull(item.subjectKind),
+  subjectId: orNull(item.subjectId),
+  reasonCode: orNull(item.reasonCode),
+  state: orNull(item.state),
+});
+
+const tag = "polls";
+
+export const pollRoutes: TenantRoute[] = [
+  {
+    operationId: "listWork",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId/work",
+    scope: "tenant:read",
+    mutation: false,
+    poll: true,
+    tag,
+    summary: "Poll the work ledger: notification commands and their states.",
+    description:
+      "One item per notification command with its latest state (`sent`, `unknown`, `failed`) and reason code, " +
+      "most recently changed first. A projection of the event stream: it may trail a send by a moment. " +
+      "Pass `nextCursor` back as `cursor` until it is null.",
+    parameters: pageParameters,
+    responseSchema: "WorkPage",
+    problems: [],
+    async handle(ctx, deps) {
+      const page = pollPageQuery(ctx);
+      const response = await call(deps.projections.listWork({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)));
+      ctx.body = { data: response.items.map(workItemToJson), nextCursor: orNull(response.nextCursor) };
+    },
+  },
+  {
+    operationId: "listAttention",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId/attention",
+    scope: "tenant:read",
+    mutation: false,
+    poll: true,
+    tag,
+    summary: "Poll the open attention items.",
+    description:
+      "What needs someone: webhook endpoints paused by a dead letter (until resumed), escalations (raised until " +
+      "resolved), a stalled activation (until the tenant is live). Open items only, newest first.",
+    parameters: pageParameters,
+    responseSchema: "AttentionPage",
+    problems: [],
+    async handle(ctx, deps) {
+      const page = pollPageQuery(ctx);
+      const response = await call(
+        deps.projections.listAttention({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)),
+      );
+      ctx.body = { data: response.items.map(attentionItemToJson), nextCursor: orNull(response.nextCursor) };
+    },
+  },
+  {
+    operationId: "listActivity",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId/activity",
+    scope: "tenant:read",
+    mutation: false,
+    poll: true,
+    tag,
+    summary: "Poll everything that happened to the tenant.",
+    description:
+      "Every event of the tenant (webhook catalog events and the platform's own facts such as notification " +
+      "outcomes), newest first, with ids, states and reason codes: never conversation content.",
+    parameters: pageParameters,
+    responseSchema: "ActivityPage",
+    problems: [],
+    async handle(ctx, deps) {
+      const page = pollPageQuery(ctx);
+      const response = await call(
+        deps.projections.listActivity({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)),
+      );
+      ctx.body = { data: response.items.map(activityItemToJson), nextCursor: orNull(response.nextCursor) };
+    },
+  },
+];

@@ -1,0 +1,219 @@
+/**
+ * notify's projector: the durable pull consumer `notify-projections` on `${ns}EVENTS` turns every
+ * event into the tenant's poll reads (work, attention, activity; db/projection-store.ts). Per
+ * fetch, in ONE transaction under the shared projection lock (per message when a fetch's batch
+ * fails): the event recorded once (dedupe by
+ * id), the three projections, and the removal of notify's kept outbox row; the ack comes after
+ * the commit. A message that cannot be decoded is logged and terminated.
+ *
+ * Rebuild (`rebuildProjections`): under the exclusive lock, the tables are emptied and the stream
+ * replayed from its first to its last sequence through an ordered consumer applying the same
+ * function, then committed. The live consumer waits meanwhile and then goes on; what it applies
+ * again is deduped.
+ */
+import { BusEvent } from "@platform/proto/webhooks/v1";
+import { eventsStreamName } from "@platform/service-kit/event-bus";
+import type { Logger } from "@platform/service-kit/logger";
+import { ensureDurableConsumer, nanos } from "@platform/service-kit/nats";
+import type { Knex } from "@platform/service-kit/postgres";
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JsMsg } from "nats";
+import type { JetStreamManager } from "nats";
+import { applyEvent, lockExclusive, lockShared, truncateProjections } from "../db/projection-store.js";
+import type { ProjectedEvent } from "../domain/projection.js";
+
+export const PROJECTIONS_CONSUMER = "notify-projections";
+
+/** Declares the durable consumer (idempotent; at every start). */
+export async function declareProjectionsConsumer(jsm: JetStreamManager, namespace: string): Promise<void> {
+  await ensureDurableConsumer(jsm, eventsStreamName(namespace), {
+    durable_name: PROJECTIONS_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(30_000),
+    max_deliver: -1,
+    max_ack_pending: 10_000,
+  });
+}
+
+/** A bus message as an event, or undefined when it can never be one. */
+export function decodeEvent(data: Uint8Array): ProjectedEvent | undefined {
+  try {
+    const message = BusEvent.decode(data);
+    const occurredAt = new Date(message.occurredAt);
+    if (!message.id || !message.type || !message.tenantId || Number.isNaN(occurredAt.getTime())) return undefined;
+    const object: unknown = message.dataJson ? JSON.parse(message.dataJson) : {};
+    if (!object || typeof object !== "object" || Array.isArray(object)) return undefined;
+    return {
+      id: message.id,
+      type: message.type,
+      tenantId: message.tenantId,
+      occurredAt,
+      object: object as Record<string, unknown>,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Applies one event in its own transaction under the live side of the lock. */
+export async function projectOne(db: Knex, event: ProjectedEvent, seq: number): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    await lockShared(trx);
+    return applyEvent(trx, event, seq);
+  });
+}
+
+export interface Projector {
+  stop(): Promise<void>;
+}
+
+const retryDelayMs = 2_000;
+
+export function startProjector(options: {
+  db: Knex;
+  js: JetStreamClient;
+  namespace: string;
+  logger: Logger;
+  /** Messages fetched, and applied concurrently, at a time. */
+  batchSize?: number;
+  fetchExpiresMs?: number;
+}): Projector {
+  const { logger } = options;
+  let running = true;
+  let current: ConsumerMessages | undefined;
+  let stopWait: (() => void) | undefined;
+
+  async function handle(msg: JsMsg): Promise<void> {
+    const event = decodeEvent(msg.data);
+    if (!event) {
+      logger.error({ subject: msg.subject, seq: msg.seq }, "an event on the bus cannot be projected; dropped");
+      msg.term();
+      return;
+    }
+    try {
+      const applied = await projectOne(options.db, event, msg.seq);
+      logger.debug({ eventId: event.id, type: event.type, seq: msg.seq, applied }, "event projected");
+      msg.ack();
+    } catch (error) {
+      logger.warn({ err: error, eventId: event.id }, "projecting failed; the event comes back");
+      msg.nak(retryDelayMs);
+    }
+  }
+
+  /**
+   * A fetch's events in one transaction (one commit for the batch, which is what keeps the send
+   * path's cost down under load), acked after it; when the batch fails, each event on its own so
+   * one bad event holds back only itself.
+   */
+  async function handleBatch(msgs: JsMsg[]): Promise<void> {
+    if (msgs.length === 0) return;
+    const decoded: { msg: JsMsg; event: ProjectedEvent }[] = [];
+    for (const msg of msgs) {
+      const event = decodeEvent(msg.data);
+      if (event) decoded.push({ msg, event });
+      else {
+        logger.error({ subject: msg.subject, seq: msg.seq }, "an event on the bus cannot be projected; dropped");
+        msg.term();
+      }
+    }
+    if (decoded.length === 0) return;
+    try {
+      await options.db.transaction(async (trx) => {
+        await lockShared(trx);
+        for (const { msg, event } of decoded) await applyEvent(trx, event, msg.seq);
+      });
+    } catch (error) {
+      logger.warn({ err: error, events: decoded.length }, "projecting a batch failed; one event at a time");
+      await Promise.all(decoded.map(({ msg }) => handle(msg)));
+      return;
+    }
+    for (const { msg } of decoded) msg.ack();
+    logger.debug({ events: decoded.length }, "events projected");
+  }
+
+  const loop = (async () => {
+    let failures = 0;
+    let consumer: Consumer | undefined;
+    while (running) {
+      try {
+        consumer ??= await options.js.consumers.get(eventsStreamName(options.namespace), PROJECTIONS_CONSUMER);
+        current = await consumer.fetch({
+          max_messages: options.batchSize ?? 64,
+          expires: options.fetchExpiresMs ?? 5_000,
+        });
+        if (!running) current.stop();
+        const fetched: JsMsg[] = [];
+        for await (const msg of current) fetched.push(msg);
+        await handleBatch(fetched);
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        consumer = undefined;
+        if (!running) break;
+        logger.warn({ err: error, failures }, "fetching events for the projections failed; retrying");
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+          stopWait = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      } finally {
+        current = undefined;
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      current?.stop();
+      stopWait?.();
+      await loop;
+    },
+  };
+}
+
+export interface RebuildResult {
+  eventsApplied: number;
+  lastSequence: number;
+}
+
+/**
+ * Empties the projections and replays the stream into them, in one transaction under the
+ * exclusive lock (the live projector waits, then goes on deduped).
+ */
+export async function rebuildProjections(options: {
+  db: Knex;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  namespace: string;
+  logger: Logger;
+}): Promise<RebuildResult> {
+  const stream = eventsStreamName(options.namespace);
+  return options.db.transaction(async (trx) => {
+    await lockExclusive(trx);
+    await truncateProjections(trx);
+    const info = await options.jsm.streams.info(stream);
+    const last = info.state.last_seq;
+    let applied = 0;
+    if (info.state.messages === 0 || last === 0) return { eventsApplied: 0, lastSequence: last };
+    const consumer = await options.js.consumers.get(stream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: info.state.first_seq,
+    });
+    const messages = await consumer.consume({ max_messages: 256 });
+    try {
+      for await (const msg of messages) {
+        const event = decodeEvent(msg.data);
+        if (event && (await applyEvent(trx, event, msg.seq))) applied += 1;
+        if (msg.seq >= last) break;
+      }
+    } finally {
+      messages.stop();
+      await consumer.delete().catch(() => undefined);
+    }
+    options.logger.info({ eventsApplied: applied, lastSequence: last }, "projections rebuilt");
+    return { eventsApplied: applied, lastSequence: last };
+  });
+}

@@ -1,0 +1,89 @@
+import { ProjectionServiceService } from "@platform/proto/notify/v1/projections";
+import { InvalidArgumentError } from "@platform/service-kit/errors";
+import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
+import type { ProjectionReader } from "../db/projection-store.js";
+import { decodeCursor, encodeCursor } from "../domain/projection.js";
+import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
+import type { RebuildResult } from "../events/projector.js";
+
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 100;
+
+/** limit 1-100 (0: the default) and an opaque cursor; anything else is `request.invalid`. */
+export function pageRequest(request: { limit: number; cursor: string }): { limit: number; beforeSeq?: string } {
+  const limit = request.limit === 0 ? DEFAULT_LIMIT : request.limit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new InvalidArgumentError("request.invalid", `limit must be between 1 and ${MAX_LIMIT}`);
+  }
+  if (!request.cursor) return { limit };
+  const beforeSeq = decodeCursor(request.cursor);
+  if (beforeSeq === undefined) throw new InvalidArgumentError("request.invalid", "cursor is not one this API gave");
+  return { limit, beforeSeq };
+}
+
+function tenantOf(id: string): string {
+  if (!isTenantId(id)) throw new TenantNotFoundError();
+  return id;
+}
+
+const next = (seq: string | undefined): string => (seq === undefined ? "" : encodeCursor(seq));
+
+/** notify.v1.ProjectionService: the poll reads and their rebuild. */
+export function createProjectionService(deps: {
+  reader: ProjectionReader;
+  rebuild: () => Promise<RebuildResult>;
+}): UnaryHandlers<typeof ProjectionServiceService> {
+  return {
+    async listWork(request) {
+      const { limit, beforeSeq } = pageRequest(request);
+      const page = await deps.reader.listWork(tenantOf(request.tenantId), limit, beforeSeq);
+      return {
+        items: page.items.map((item) => ({
+          notificationId: item.notificationId,
+          type: item.type,
+          state: item.state,
+          reasonCode: item.reasonCode,
+          createdAt: item.createdAt.toISOString(),
+          updatedAt: item.updatedAt.toISOString(),
+        })),
+        nextCursor: next(page.nextSeq),
+      };
+    },
+    async listAttention(request) {
+      const { limit, beforeSeq } = pageRequest(request);
+      const page = await deps.reader.listAttention(tenantOf(request.tenantId), limit, beforeSeq);
+      return {
+        items: page.items.map((item) => ({
+          id: item.id,
+          kind: item.kind,
+          subjectId: item.subjectId,
+          reasonCode: item.reasonCode,
+          openedAt: item.openedAt.toISOString(),
+          eventId: item.eventId,
+        })),
+        nextCursor: next(page.nextSeq),
+      };
+    },
+    async listActivity(request) {
+      const { limit, beforeSeq } = pageRequest(request);
+      const page = await deps.reader.listActivity(tenantOf(request.tenantId), limit, beforeSeq);
+      return {
+        items: page.items.map((item) => ({
+          eventId: item.eventId,
+          type: item.type,
+          occurredAt: item.occurredAt.toISOString(),
+          subjectKind: item.subjectKind,
+          subjectId: item.subjectId,
+          reasonCode: item.reasonCode,
+          state: item.state,
+        })),
+        nextCursor: next(page.nextSeq),
+      };
+    },
+    async rebuildProjections(_request, { logger }) {
+      const result = await deps.rebuild();
+      logger.info(result, "projections rebuilt");
+      return { eventsApplied: String(result.eventsApplied), lastSequence: String(result.lastSequence) };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The webhooks service's internal facts for the tenant projections (events-contract.md):
+ * `webhook.endpoint_dead_lettered` when a dead-lettered delivery pauses its endpoint, and
+ * `webhook.endpoint_resumed` when an endpoint paused for that reason is resumed. Written to the
+ * webhooks outbox in the transaction of the change; the relay publishes them after the commit.
+ * They are not in the webhook catalog: the fan-out ignores them (only notify's projector uses them).
+ */
+import { randomBytes } from "node:crypto";
+import { BusEvent } from "@platform/proto/webhooks/v1";
+import { eventSubject } from "@platform/service-kit/event-bus";
+import { appendToOutbox } from "@platform/service-kit/outbox";
+import type { Knex } from "@platform/service-kit/postgres";
+
+export const ENDPOINT_DEAD_LETTERED = "webhook.endpoint_dead_lettered";
+export const ENDPOINT_RESUMED = "webhook.endpoint_resumed";
+
+export interface EndpointEvents {
+  namespace: string;
+  /** Wakes the outbox relay (after the commit). */
+  kick(): void;
+}
+
+async function append(
+  trx: Knex | Knex.Transaction,
+  namespace: string,
+  tenantId: string,
+  type: string,
+  object: Record<string, unknown>,
+): Promise<void> {
+  const id = `evt_${randomBytes(12).toString("hex")}`;
+  const payload = BusEvent.encode({
+    id,
+    type,
+    tenantId,
+    occurredAt: new Date().toISOString(),
+    dataJson: JSON.stringify(object),
+  }).finish();
+  await appendToOutbox(trx, { eventId: id, subject: eventSubject(namespace, tenantId, type), payload });
+}
+
+export function appendEndpointDeadLettered(
+  trx: Knex | Knex.Transaction,
+  namespace: string,
+  change: { tenantId: string; endpointId: string; deliveryId: string },
+): Promise<void> {
+  return append(trx, namespace, change.tenantId, ENDPOINT_DEAD_LETTERED, {
+    endpoint_id: change.endpointId,
+    delivery_id: change.deliveryId,
+    reason_code: "webhook.endpoint_dead_lettered",
+  });
+}
+
+export function appendEndpointResumed(
+  trx: Knex | Knex.Transaction,
+  namespace: string,
+  change: { tenantId: string; endpointId: string },
+): Promise<void> {
+  return append(trx, namespace, change.tenantId, ENDPOINT_RESUMED, { endpoint_id: change.endpointId });
+}
