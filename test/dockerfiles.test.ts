@@ -8,6 +8,7 @@ const workspaceDirs: Record<string, string> = {
   "@platform/proto": "proto",
   "@platform/service-kit": "packages/service-kit",
   "@platform/local-stack": "packages/local-stack",
+  "@platform/codes": "packages/codes",
 };
 
 /** The workspaces a service needs at run time: its @platform/* dependencies, transitively. */

@@ -15,8 +15,16 @@ const internal = codesUsedAs("internal");
 const errorsTag = doc.tags.find((tag) => tag.name === "Errors")?.description ?? "";
 
 const edge = { "x-request-id": "req_1", ratelimit: '"default";r=99;t=1', "ratelimit-policy": '"default";q=100;w=2' };
-const json = (body: unknown, status = 200, type = "application/json") =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": type, ...edge } });
+/** `poll`: a poll-friendly read's 200 also carries its ETag. */
+const json = (body: unknown, status = 200, type = "application/json", poll = false) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: {
+      "content-type": type,
+      ...edge,
+      ...(poll ? { etag: '"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"', "cache-control": "private, no-cache" } : {}),
+    },
+  });
 
 describe("the tenant document documents the code catalogue", () => {
   it("ProblemCode: the enum is every problem code, x-codes gives each one's status, meaning and reaction", () => {
@@ -75,11 +83,17 @@ describe("the tenant document documents the code catalogue", () => {
       lastErrorCode: null as string | null,
       plan: "testing",
     };
-    expect(() => contract.check("GET", "/api/v1/tenants/t1", json(tenant), tenant)).not.toThrow();
+    expect(() =>
+      contract.check("GET", "/api/v1/tenants/t1", json(tenant, 200, "application/json", true), tenant),
+    ).not.toThrow();
     const failing = { ...tenant, lastErrorCode: "account.tenant_unavailable" };
-    expect(() => contract.check("GET", "/api/v1/tenants/t1", json(failing), failing)).not.toThrow();
+    expect(() =>
+      contract.check("GET", "/api/v1/tenants/t1", json(failing, 200, "application/json", true), failing),
+    ).not.toThrow();
     const made = { ...tenant, lastErrorCode: "account.made_up" };
-    expect(() => contract.check("GET", "/api/v1/tenants/t1", json(made), made)).toThrow();
+    expect(() =>
+      contract.check("GET", "/api/v1/tenants/t1", json(made, 200, "application/json", true), made),
+    ).toThrow();
     const problem = {
       type: "urn:problem:webhook.url_not_https",
       title: "t",

@@ -144,7 +144,7 @@ describe("the poll reads: work, attention, activity", () => {
       ["conversation.started", { conversation_id: "conv_1", channel: "whatsapp" }],
       ["booking.created", { booking_id: "bkg_1" }],
       ["booking.cancelled", { booking_id: "bkg_1" }],
-      ["escalation.raised", { escalation_id: "esc_1", reason_code: "escalation.customer_request" }],
+      ["escalation.raised", { escalation_id: "esc_1", reason_code: "escalation.customer_requested_human" }],
     ] as const;
     const ids = events.map((_, i) => `evt_${suffix}${String(i).padStart(4, "0")}`);
     for (const [i, [type, data]] of events.entries()) await emit(type, data, ids[i]);
@@ -158,7 +158,7 @@ describe("the poll reads: work, attention, activity", () => {
       id: "escalation:esc_1",
       kind: "escalation",
       subjectId: "esc_1",
-      reasonCode: "escalation.customer_request",
+      reasonCode: "escalation.customer_requested_human",
       openedAt: expect.any(String) as string,
       eventId: ids[3],
     });
