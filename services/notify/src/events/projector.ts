@@ -131,6 +131,7 @@ export function startProjector(options: {
     logger.debug({ events: decoded.length }, "events projected");
   }
 
+  const batchSize = options.batchSize ?? 64;
   const loop = (async () => {
     let failures = 0;
     let consumer: Consumer | undefined;
@@ -138,12 +139,18 @@ export function startProjector(options: {
       try {
         consumer ??= await options.js.consumers.get(eventsStreamName(options.namespace), PROJECTIONS_CONSUMER);
         current = await consumer.fetch({
-          max_messages: options.batchSize ?? 64,
+          max_messages: batchSize,
           expires: options.fetchExpiresMs ?? 5_000,
         });
         if (!running) current.stop();
+        // A fetch ends at max_messages or at its expiry; at a low rate that is seconds after its
+        // first event. So a batch is applied as soon as nothing more is pending for the consumer
+        // (or the batch is full), and the fetch goes on collecting the next one.
         const fetched: JsMsg[] = [];
-        for await (const msg of current) fetched.push(msg);
+        for await (const msg of current) {
+          fetched.push(msg);
+          if (msg.info.pending === 0 || fetched.length >= batchSize) await handleBatch(fetched.splice(0));
+        }
         await handleBatch(fetched);
         failures = 0;
       } catch (error) {
