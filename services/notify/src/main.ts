@@ -21,6 +21,7 @@ import { createTenantRepository } from "./db/tenant-repository.js";
 import { createUsageStore } from "./db/usage-store.js";
 import { createEventOutbox } from "./events/event-outbox.js";
 import { declareProjectionsConsumer, rebuildProjections, startProjector } from "./events/projector.js";
+import { createProjectorMetrics } from "./events/projector-metrics.js";
 import { createProjectionReader } from "./db/projection-store.js";
 import { createProjectionService } from "./grpc/projection-service.js";
 import type { ChannelProvider } from "./domain/channel-provider.js";
@@ -117,6 +118,7 @@ async function main() {
     js,
     namespace: config.NATS_NAMESPACE,
     logger: logger.child({ component: "projector" }),
+    metrics: createProjectorMetrics(registry, { js, namespace: config.NATS_NAMESPACE }),
   });
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const provider = channelProvider(config);

@@ -28,6 +28,7 @@ import {
   startProjector,
   type Projector,
 } from "../src/events/projector.js";
+import { createProjectorMetrics } from "../src/events/projector-metrics.js";
 import { createNotificationMetrics } from "../src/grpc/notification-metrics.js";
 import { createNotificationService } from "../src/grpc/notification-service.js";
 import { createProjectionService } from "../src/grpc/projection-service.js";
@@ -54,6 +55,9 @@ describe("the projector (real NATS and Postgres)", () => {
     rebuild,
   });
   let service: typeof projections;
+  const registry = new Registry();
+  const metricValue = async (name: string) =>
+    (await registry.getSingleMetric(name)!.get()).values.reduce((sum, value) => sum + value.value, 0);
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("projector");
@@ -81,7 +85,14 @@ describe("the projector (real NATS and Postgres)", () => {
       testingAllowance: 1000,
     });
     service = createProjectionService({ reader: createProjectionReader(db), rebuild });
-    projector = startProjector({ db, js, namespace, logger, fetchExpiresMs: 1_000 });
+    projector = startProjector({
+      db,
+      js,
+      namespace,
+      logger,
+      fetchExpiresMs: 1_000,
+      metrics: createProjectorMetrics(registry, { js, namespace }),
+    });
   });
   afterAll(async () => {
     await projector?.stop();
@@ -200,6 +211,18 @@ describe("the projector (real NATS and Postgres)", () => {
       ),
     );
     expect(item).toMatchObject({ type: "reminder", state: "unknown", reasonCode: "partner.action_outcome_unknown" });
+  });
+
+  it("counts the events it applies and reports none pending once it caught up", async () => {
+    const before = await metricValue("notify_projected_events_total");
+    const published = [];
+    for (let i = 0; i < 5; i++) published.push(await publish("other", "booking.created", { booking_id: `bk_m${i}` }));
+    for (const { id } of published) await recorded(id);
+    await eventually(
+      "the counter counts them",
+      async () => (await metricValue("notify_projected_events_total")) >= before + 5,
+    );
+    await eventually("nothing pending", async () => (await metricValue("notify_projector_pending_events")) === 0);
   });
 
   it("applies an event once: a redelivery and a republish of the same id change nothing", async () => {

@@ -20,6 +20,7 @@ import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type Je
 import type { JetStreamManager } from "nats";
 import { applyEvent, lockExclusive, lockShared, truncateProjections } from "../db/projection-store.js";
 import type { ProjectedEvent } from "../domain/projection.js";
+import type { ProjectorMetrics } from "./projector-metrics.js";
 
 export const PROJECTIONS_CONSUMER = "notify-projections";
 
@@ -77,6 +78,8 @@ export function startProjector(options: {
   /** Messages fetched, and applied concurrently, at a time. */
   batchSize?: number;
   fetchExpiresMs?: number;
+  /** Counts the events applied (projector-metrics.ts). */
+  metrics?: ProjectorMetrics;
 }): Projector {
   const { logger } = options;
   let running = true;
@@ -94,6 +97,7 @@ export function startProjector(options: {
       const applied = await projectOne(options.db, event, msg.seq);
       logger.debug({ eventId: event.id, type: event.type, seq: msg.seq, applied }, "event projected");
       msg.ack();
+      options.metrics?.projected.inc();
     } catch (error) {
       logger.warn({ err: error, eventId: event.id }, "projecting failed; the event comes back");
       msg.nak(retryDelayMs);
@@ -128,6 +132,7 @@ export function startProjector(options: {
       return;
     }
     for (const { msg } of decoded) msg.ack();
+    options.metrics?.projected.inc(decoded.length);
     logger.debug({ events: decoded.length }, "events projected");
   }
 
