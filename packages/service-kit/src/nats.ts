@@ -2,7 +2,17 @@
  * The NATS connection every service opens, and idempotent declarations of the JetStream streams
  * and durable pull consumers it uses (add, or update when it exists), run at every start.
  */
-import { connect, type ConsumerConfig, type JetStreamManager, type NatsConnection, type StreamConfig } from "nats";
+import {
+  connect,
+  type Consumer,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+  type StreamConfig,
+} from "nats";
 import type { Logger } from "pino";
 
 export { nanos } from "nats";
@@ -100,4 +110,66 @@ export async function ensureDurableConsumer(
     return;
   }
   await jsm.consumers.update(stream, config.durable_name, config);
+}
+
+export interface PullLoop {
+  /** Stops the fetch in progress and resolves once the loop has ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The consume loop of a durable pull consumer: fetch up to `batchSize` messages (or until
+ * `expiresMs`), hand the fetch's messages to `onMessages`, fetch again; a failed fetch (NATS away,
+ * the consumer missing after a server lost its store) is logged as `what` and retried forever with
+ * a growing pause. `onMessages` acks or naks each message itself.
+ */
+export function startPullLoop(options: {
+  js: JetStreamClient;
+  stream: string;
+  consumer: string;
+  batchSize: number;
+  expiresMs: number;
+  logger: Logger;
+  /** Names what is fetched, for the log line of a failure ("events for the projections"). */
+  what: string;
+  onMessages(messages: AsyncIterable<JsMsg>): Promise<void>;
+}): PullLoop {
+  let running = true;
+  let current: ConsumerMessages | undefined;
+  let stopWait: (() => void) | undefined;
+  const loop = (async () => {
+    let failures = 0;
+    let consumer: Consumer | undefined;
+    while (running) {
+      try {
+        consumer ??= await options.js.consumers.get(options.stream, options.consumer);
+        current = await consumer.fetch({ max_messages: options.batchSize, expires: options.expiresMs });
+        if (!running) current.stop();
+        await options.onMessages(current);
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        consumer = undefined;
+        if (!running) break;
+        options.logger.warn({ err: error, failures }, `fetching ${options.what} failed; retrying`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+          stopWait = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      } finally {
+        current = undefined;
+      }
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      current?.stop();
+      stopWait?.();
+      await loop;
+    },
+  };
 }

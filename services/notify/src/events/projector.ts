@@ -14,9 +14,9 @@
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import { eventsStreamName } from "@platform/service-kit/event-bus";
 import type { Logger } from "@platform/service-kit/logger";
-import { ensureDurableConsumer, nanos } from "@platform/service-kit/nats";
+import { ensureDurableConsumer, nanos, startPullLoop } from "@platform/service-kit/nats";
 import type { Knex } from "@platform/service-kit/postgres";
-import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JsMsg } from "nats";
+import { AckPolicy, DeliverPolicy, type JetStreamClient, type JsMsg } from "nats";
 import type { JetStreamManager } from "nats";
 import { applyEvent, lockExclusive, lockShared, truncateProjections } from "../db/projection-store.js";
 import type { ProjectedEvent } from "../domain/projection.js";
@@ -82,9 +82,6 @@ export function startProjector(options: {
   metrics?: ProjectorMetrics;
 }): Projector {
   const { logger } = options;
-  let running = true;
-  let current: ConsumerMessages | undefined;
-  let stopWait: (() => void) | undefined;
 
   async function handle(msg: JsMsg): Promise<void> {
     const event = decodeEvent(msg.data);
@@ -137,53 +134,26 @@ export function startProjector(options: {
   }
 
   const batchSize = options.batchSize ?? 64;
-  const loop = (async () => {
-    let failures = 0;
-    let consumer: Consumer | undefined;
-    while (running) {
-      try {
-        consumer ??= await options.js.consumers.get(eventsStreamName(options.namespace), PROJECTIONS_CONSUMER);
-        current = await consumer.fetch({
-          max_messages: batchSize,
-          expires: options.fetchExpiresMs ?? 5_000,
-        });
-        if (!running) current.stop();
-        // A fetch ends at max_messages or at its expiry; at a low rate that is seconds after its
-        // first event. So a batch is applied as soon as nothing more is pending for the consumer
-        // (or the batch is full), and the fetch goes on collecting the next one.
-        const fetched: JsMsg[] = [];
-        for await (const msg of current) {
-          fetched.push(msg);
-          if (msg.info.pending === 0 || fetched.length >= batchSize) await handleBatch(fetched.splice(0));
-        }
-        await handleBatch(fetched);
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        consumer = undefined;
-        if (!running) break;
-        logger.warn({ err: error, failures }, "fetching events for the projections failed; retrying");
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
-          stopWait = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      } finally {
-        current = undefined;
+  return startPullLoop({
+    js: options.js,
+    stream: eventsStreamName(options.namespace),
+    consumer: PROJECTIONS_CONSUMER,
+    batchSize,
+    expiresMs: options.fetchExpiresMs ?? 5_000,
+    logger,
+    what: "events for the projections",
+    // A fetch ends at max_messages or at its expiry; at a low rate that is seconds after its
+    // first event. So a batch is applied as soon as nothing more is pending for the consumer
+    // (or the batch is full), and the fetch goes on collecting the next one.
+    async onMessages(messages) {
+      const fetched: JsMsg[] = [];
+      for await (const msg of messages) {
+        fetched.push(msg);
+        if (msg.info.pending === 0 || fetched.length >= batchSize) await handleBatch(fetched.splice(0));
       }
-    }
-  })();
-
-  return {
-    async stop() {
-      running = false;
-      current?.stop();
-      stopWait?.();
-      await loop;
+      await handleBatch(fetched);
     },
-  };
+  });
 }
 
 export interface RebuildResult {

@@ -15,7 +15,8 @@ import { BusEvent } from "@platform/proto/webhooks/v1";
 import type { Logger } from "@platform/service-kit/logger";
 import { consumeFromOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
-import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import { startPullLoop } from "@platform/service-kit/nats";
+import type { JetStreamClient, JsMsg } from "nats";
 import { findEventType, matchesFilters } from "../domain/event-catalog.js";
 import { buildEnvelope, serializeEnvelope, type PlatformEvent } from "../domain/envelope.js";
 import { newDeliveryId } from "../domain/ids.js";
@@ -156,9 +157,6 @@ export function startFanout(options: {
   fetchExpiresMs?: number;
 }): Fanout {
   const { logger } = options;
-  let running = true;
-  let current: ConsumerMessages | undefined;
-  let stopWait: (() => void) | undefined;
 
   async function handle(msg: JsMsg): Promise<void> {
     const internal = internalEvent(msg.data);
@@ -197,46 +195,19 @@ export function startFanout(options: {
     }
   }
 
-  const loop = (async () => {
-    let failures = 0;
-    let consumer: Consumer | undefined;
-    while (running) {
-      try {
-        consumer ??= await options.js.consumers.get(options.names.events, FANOUT_CONSUMER);
-        current = await consumer.fetch({
-          max_messages: options.batchSize ?? 16,
-          expires: options.fetchExpiresMs ?? 5_000,
-        });
-        if (!running) current.stop();
-        // The messages of one fetch are handled side by side (events have no order to keep).
-        const handling: Promise<void>[] = [];
-        for await (const msg of current) handling.push(handle(msg));
-        await Promise.all(handling);
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        consumer = undefined;
-        if (!running) break;
-        logger.warn({ err: error, failures }, "fetching events failed; retrying");
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
-          stopWait = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      } finally {
-        current = undefined;
-      }
-    }
-  })();
-
-  return {
-    async stop() {
-      running = false;
-      current?.stop();
-      stopWait?.();
-      await loop;
+  // The messages of one fetch are handled side by side (events have no order to keep).
+  return startPullLoop({
+    js: options.js,
+    stream: options.names.events,
+    consumer: FANOUT_CONSUMER,
+    batchSize: options.batchSize ?? 16,
+    expiresMs: options.fetchExpiresMs ?? 5_000,
+    logger,
+    what: "events",
+    async onMessages(messages) {
+      const handling: Promise<void>[] = [];
+      for await (const msg of messages) handling.push(handle(msg));
+      await Promise.all(handling);
     },
-  };
+  });
 }
