@@ -19,8 +19,8 @@ describe("the event catalog", () => {
       ["usage.threshold_crossed", "emitted"],
       ["capability.suspended", "emitted"],
       ["capability.restored", "emitted"],
-      ["escalation.raised", "delivery_not_established"],
-      ["escalation.resolved", "delivery_not_established"],
+      ["escalation.raised", "emitted"],
+      ["escalation.resolved", "emitted"],
       ["tenant.activated", "emitted"],
       ["tenant.validation_failed", "emitted"],
     ]);

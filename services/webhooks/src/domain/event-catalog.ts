@@ -41,8 +41,12 @@ export const eventCatalog: readonly EventType[] = Object.freeze([
   entry("usage.threshold_crossed", "emitted", "monthly token usage reached the soft or hard cap set via usage limits"),
   entry("capability.suspended", "emitted", "a verified capability failed its check; the AI stops using it"),
   entry("capability.restored", "emitted", "the failing check passed again"),
-  entry("escalation.raised", "delivery_not_established", "retained compatibility name for human attention"),
-  entry("escalation.resolved", "delivery_not_established", "retained compatibility name for closure"),
+  entry(
+    "escalation.raised",
+    "emitted",
+    "retained compatibility name for human attention (also an open item in GET /attention until resolved)",
+  ),
+  entry("escalation.resolved", "emitted", "retained compatibility name for closure (closes its attention item)"),
   entry("tenant.activated", "emitted", "provisioning finished and validation passed"),
   entry(
     "tenant.validation_failed",
