@@ -228,7 +228,7 @@ describe("the projector (real NATS and Postgres)", () => {
   it("applies an event once: a redelivery and a republish of the same id change nothing", async () => {
     const first = await publish("acme", "escalation.raised", {
       escalation_id: "esc_once",
-      reason_code: "escalation.customer_request",
+      reason_code: "escalation.customer_requested_human",
     });
     await recorded(first.id);
     const before = await snapshot("acme");
