@@ -109,6 +109,12 @@ describe("activation: POST /activation (startActivation)", () => {
 });
 
 describe("activation: capability check reports", () => {
+  it("the messaging channel's check is its readiness; other checks leave readiness alone", () => {
+    expect(reportCapabilityCheck(snapshot("live"), fail("capability.unreachable"), t1).channelReady).toBe(false);
+    expect(reportCapabilityCheck(snapshot("live"), pass(), t1).channelReady).toBe(true);
+    expect(reportCapabilityCheck(snapshot("live"), pass("calendar"), t1).channelReady).toBeUndefined();
+  });
+
   it("a first-ever pass or fail emits no capability event", () => {
     expect(types(reportCapabilityCheck(snapshot("provisioning"), pass(), t1))).toEqual([]);
     expect(types(reportCapabilityCheck(snapshot("provisioning"), fail("capability.unreachable"), t1))).toEqual([]);

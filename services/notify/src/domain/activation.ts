@@ -50,6 +50,9 @@ export interface ActivationOutcome {
 
 export const CAPABILITY_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
+/** The capability whose check decides whether the tenant's messaging channel is ready. */
+export const CHANNEL_CAPABILITY = "messaging_channel";
+
 export class InvalidCapabilityReportError extends InvalidArgumentError {
   override name = "InvalidCapabilityReportError";
   constructor(message: string) {
@@ -178,8 +181,10 @@ export function reportCapabilityCheck(
   snapshot: ActivationSnapshot,
   report: CapabilityReport,
   now: Date,
-): ActivationOutcome & { capability: CapabilityRecord } {
+): ActivationOutcome & { capability: CapabilityRecord; channelReady?: boolean } {
   const previous = snapshot.capabilities.find((c) => c.name === report.capability);
+  // The messaging channel's check is also its readiness (sends need it); other checks leave it be.
+  const channelReady = report.capability === CHANNEL_CAPABILITY ? report.passed : undefined;
   const state: CapabilityState = report.passed ? "on" : "off";
   const capability: CapabilityRecord = {
     name: report.capability,
@@ -233,7 +238,7 @@ export function reportCapabilityCheck(
     anyOff || snapshot.lastErrorCode === null || previous?.state === "off" || next !== snapshot.state
       ? errorCodeOf(capabilities)
       : snapshot.lastErrorCode;
-  return { changed: true, capability, state: next, lastErrorCode, capabilities, events };
+  return { changed: true, capability, channelReady, state: next, lastErrorCode, capabilities, events };
 }
 
 /** The admin override (`tenant activate`): live now; tenant.activated unless it already was. */

@@ -19,9 +19,6 @@ import {
 import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
 import type { EventOutbox } from "../events/event-outbox.js";
 
-/** The capability whose check drives the tenant's channel readiness (the send path's check). */
-export const CHANNEL_CAPABILITY = "messaging_channel";
-
 const iso = (date: Date | null) => (date ? date.toISOString() : "");
 
 type StepState = "pending" | "in_progress" | "done" | "failed";
@@ -159,8 +156,7 @@ export function createActivationService(deps: ActivationServiceDeps): UnaryHandl
         const result = reportCapabilityCheck(snapshotOf(before, required), report, at);
         await deps.activation.saveCapability(trx, tenantId, result.capability);
         if (result.changed) {
-          const channelReady = report.capability === CHANNEL_CAPABILITY ? report.passed : undefined;
-          await deps.activation.saveTenant(trx, before, result, at, channelReady);
+          await deps.activation.saveTenant(trx, before, result, at, result.channelReady);
           await appendActivationEvents(trx, deps.events, tenantId, result.events, at);
         }
         return {
