@@ -8,8 +8,11 @@
  * feed the tenant projections (`notification.*`, `webhook.endpoint_*`): consumers ignore the types
  * they do not handle.
  */
+import { randomBytes } from "node:crypto";
+import { BusEvent } from "@platform/proto/webhooks/v1";
 import { RetentionPolicy, StorageType, type JetStreamManager } from "nats";
 import { ensureStream, nanos } from "./nats.js";
+import type { OutboxEntry } from "./outbox.js";
 
 const DAY_MS = 86_400_000;
 
@@ -31,4 +34,48 @@ export async function declareEventsStream(jsm: JetStreamManager, namespace: stri
     max_age: nanos(30 * DAY_MS),
     duplicate_window: nanos(120_000),
   });
+}
+
+/** A new event id in the platform's format: `evt_` and 24 lowercase hex characters. */
+export const newEventId = (): string => `evt_${randomBytes(12).toString("hex")}`;
+
+/** An event as it travels on the bus (a webhooks.v1.BusEvent); `object` is data.object. */
+export interface BusEventRecord {
+  id: string;
+  type: string;
+  tenantId: string;
+  occurredAt: Date;
+  object: Record<string, unknown>;
+}
+
+/** The outbox row that publishes `event` on the bus: its subject, Nats-Msg-Id and BusEvent bytes. */
+export function busEventOutboxEntry(namespace: string, event: BusEventRecord): OutboxEntry {
+  const payload = BusEvent.encode({
+    id: event.id,
+    type: event.type,
+    tenantId: event.tenantId,
+    occurredAt: event.occurredAt.toISOString(),
+    dataJson: JSON.stringify(event.object),
+  }).finish();
+  return { eventId: event.id, subject: eventSubject(namespace, event.tenantId, event.type), payload };
+}
+
+/** A bus message as the event it carries, or undefined when it can never be one. */
+export function decodeBusEvent(data: Uint8Array): BusEventRecord | undefined {
+  try {
+    const message = BusEvent.decode(data);
+    const occurredAt = new Date(message.occurredAt);
+    if (!message.id || !message.type || !message.tenantId || Number.isNaN(occurredAt.getTime())) return undefined;
+    const object: unknown = message.dataJson ? JSON.parse(message.dataJson) : {};
+    if (!object || typeof object !== "object" || Array.isArray(object)) return undefined;
+    return {
+      id: message.id,
+      type: message.type,
+      tenantId: message.tenantId,
+      occurredAt,
+      object: object as Record<string, unknown>,
+    };
+  } catch {
+    return undefined;
+  }
 }

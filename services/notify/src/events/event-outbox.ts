@@ -4,9 +4,7 @@
  * publishes it to the EVENTS stream (`${ns}events.<tenant>.<type>`, Nats-Msg-Id = event id) after
  * the commit. Every consumer (the webhooks fan-out, notify's projector) is idempotent on the id.
  */
-import { randomBytes } from "node:crypto";
-import { BusEvent } from "@platform/proto/webhooks/v1";
-import { eventSubject } from "@platform/service-kit/event-bus";
+import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { appendToOutbox, type OutboxEntry } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
 
@@ -20,20 +18,12 @@ export interface NotifyEvent {
   object: Record<string, unknown>;
 }
 
-/** A new event id in the platform's format: `evt_` and 24 lowercase hex characters. */
-export const newEventId = (): string => `evt_${randomBytes(12).toString("hex")}`;
+export { newEventId };
 
 /** The outbox row of an event (for writers outside knex, such as the send path's prepared statements). */
 export function outboxEntryOf(namespace: string, event: NotifyEvent): OutboxEntry & { id: string } {
   const id = event.id || newEventId();
-  const payload = BusEvent.encode({
-    id,
-    type: event.type,
-    tenantId: event.tenantId,
-    occurredAt: event.occurredAt.toISOString(),
-    dataJson: JSON.stringify(event.object),
-  }).finish();
-  return { id, eventId: id, subject: eventSubject(namespace, event.tenantId, event.type), payload };
+  return { id, ...busEventOutboxEntry(namespace, { ...event, id }) };
 }
 
 export interface EventOutbox {

@@ -11,8 +11,7 @@
  * function, then committed. The live consumer waits meanwhile and then goes on; what it applies
  * again is deduped.
  */
-import { BusEvent } from "@platform/proto/webhooks/v1";
-import { eventsStreamName } from "@platform/service-kit/event-bus";
+import { decodeBusEvent, eventsStreamName } from "@platform/service-kit/event-bus";
 import type { Logger } from "@platform/service-kit/logger";
 import { ensureDurableConsumer, nanos, startPullLoop } from "@platform/service-kit/nats";
 import type { Knex } from "@platform/service-kit/postgres";
@@ -34,26 +33,6 @@ export async function declareProjectionsConsumer(jsm: JetStreamManager, namespac
     max_deliver: -1,
     max_ack_pending: 10_000,
   });
-}
-
-/** A bus message as an event, or undefined when it can never be one. */
-export function decodeEvent(data: Uint8Array): ProjectedEvent | undefined {
-  try {
-    const message = BusEvent.decode(data);
-    const occurredAt = new Date(message.occurredAt);
-    if (!message.id || !message.type || !message.tenantId || Number.isNaN(occurredAt.getTime())) return undefined;
-    const object: unknown = message.dataJson ? JSON.parse(message.dataJson) : {};
-    if (!object || typeof object !== "object" || Array.isArray(object)) return undefined;
-    return {
-      id: message.id,
-      type: message.type,
-      tenantId: message.tenantId,
-      occurredAt,
-      object: object as Record<string, unknown>,
-    };
-  } catch {
-    return undefined;
-  }
 }
 
 /** Applies one event in its own transaction under the live side of the lock. */
@@ -84,7 +63,7 @@ export function startProjector(options: {
   const { logger } = options;
 
   async function handle(msg: JsMsg): Promise<void> {
-    const event = decodeEvent(msg.data);
+    const event = decodeBusEvent(msg.data);
     if (!event) {
       logger.error({ subject: msg.subject, seq: msg.seq }, "an event on the bus cannot be projected; dropped");
       msg.term();
@@ -110,7 +89,7 @@ export function startProjector(options: {
     if (msgs.length === 0) return;
     const decoded: { msg: JsMsg; event: ProjectedEvent }[] = [];
     for (const msg of msgs) {
-      const event = decodeEvent(msg.data);
+      const event = decodeBusEvent(msg.data);
       if (event) decoded.push({ msg, event });
       else {
         logger.error({ subject: msg.subject, seq: msg.seq }, "an event on the bus cannot be projected; dropped");
@@ -187,7 +166,7 @@ export async function rebuildProjections(options: {
     const messages = await consumer.consume({ max_messages: 256 });
     try {
       for await (const msg of messages) {
-        const event = decodeEvent(msg.data);
+        const event = decodeBusEvent(msg.data);
         if (event && (await applyEvent(trx, event, msg.seq))) applied += 1;
         if (msg.seq >= last) break;
       }

@@ -5,9 +5,7 @@
  * webhooks outbox in the transaction of the change; the relay publishes them after the commit.
  * They are not in the webhook catalog: the fan-out ignores them (only notify's projector uses them).
  */
-import { randomBytes } from "node:crypto";
-import { BusEvent } from "@platform/proto/webhooks/v1";
-import { eventSubject } from "@platform/service-kit/event-bus";
+import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { appendToOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
 
@@ -27,15 +25,8 @@ async function append(
   type: string,
   object: Record<string, unknown>,
 ): Promise<void> {
-  const id = `evt_${randomBytes(12).toString("hex")}`;
-  const payload = BusEvent.encode({
-    id,
-    type,
-    tenantId,
-    occurredAt: new Date().toISOString(),
-    dataJson: JSON.stringify(object),
-  }).finish();
-  await appendToOutbox(trx, { eventId: id, subject: eventSubject(namespace, tenantId, type), payload });
+  const event = { id: newEventId(), type, tenantId, occurredAt: new Date(), object };
+  await appendToOutbox(trx, busEventOutboxEntry(namespace, event));
 }
 
 export function appendEndpointDeadLettered(

@@ -113,29 +113,44 @@ export async function fanOutEvent(
   return { newEvent, deliveries, jobs };
 }
 
-/** A bus message as an event, or the reason it can never be one. */
-export function decodeBusMessage(
-  data: Uint8Array,
-): { ok: true; event: PlatformEvent } | { ok: false; problems: string[] } {
+/**
+ * What a bus message is, decoded once: a catalog event to fan out, an internal fact of the tenant
+ * projections (a type outside the webhook catalog: ignored here), or something that can never be
+ * delivered.
+ */
+export type BusMessage =
+  | { kind: "event"; event: PlatformEvent }
+  | { kind: "internal"; id: string; type: string }
+  | { kind: "invalid"; problems: string[] };
+
+export function classifyBusMessage(data: Uint8Array): BusMessage {
   let message: BusEvent;
   try {
     message = BusEvent.decode(data);
   } catch (error) {
-    return { ok: false, problems: [`not a BusEvent: ${(error as Error).message}`] };
+    return { kind: "invalid", problems: [`not a BusEvent: ${(error as Error).message}`] };
   }
-  return platformEventFromBus(message);
+  if (message.id && !findEventType(message.type)) return { kind: "internal", id: message.id, type: message.type };
+  const decoded = platformEventFromBus(message);
+  return decoded.ok ? { kind: "event", event: decoded.event } : { kind: "invalid", problems: decoded.problems };
+}
+
+/** A bus message as an event, or the reason it can never be one. */
+export function decodeBusMessage(
+  data: Uint8Array,
+): { ok: true; event: PlatformEvent } | { ok: false; problems: string[] } {
+  const message = classifyBusMessage(data);
+  if (message.kind === "event") return { ok: true, event: message.event };
+  return {
+    ok: false,
+    problems: message.kind === "invalid" ? message.problems : [`${message.type} is not a webhook event`],
+  };
 }
 
 /** A decodable bus event whose type is not in the webhook catalog, or undefined. */
 export function internalEvent(data: Uint8Array): { id: string; type: string } | undefined {
-  let message: BusEvent;
-  try {
-    message = BusEvent.decode(data);
-  } catch {
-    return undefined;
-  }
-  if (!message.id || findEventType(message.type)) return undefined;
-  return { id: message.id, type: message.type };
+  const message = classifyBusMessage(data);
+  return message.kind === "internal" ? { id: message.id, type: message.type } : undefined;
 }
 
 export interface Fanout {
@@ -159,28 +174,27 @@ export function startFanout(options: {
   const { logger } = options;
 
   async function handle(msg: JsMsg): Promise<void> {
-    const internal = internalEvent(msg.data);
-    if (internal) {
+    const message = classifyBusMessage(msg.data);
+    if (message.kind === "internal") {
       try {
-        await consumeFromOutbox(options.db, internal.id);
-        logger.debug({ eventId: internal.id, type: internal.type }, "not a webhook event; ignored");
+        await consumeFromOutbox(options.db, message.id);
+        logger.debug({ eventId: message.id, type: message.type }, "not a webhook event; ignored");
         msg.ack();
       } catch (error) {
-        logger.warn({ err: error, eventId: internal.id }, "ignoring an internal event failed; it comes back");
+        logger.warn({ err: error, eventId: message.id }, "ignoring an internal event failed; it comes back");
         msg.nak(retryDelayMs);
       }
       return;
     }
-    const decoded = decodeBusMessage(msg.data);
-    if (!decoded.ok) {
+    if (message.kind === "invalid") {
       logger.error(
-        { subject: msg.subject, seq: msg.seq, problems: decoded.problems },
+        { subject: msg.subject, seq: msg.seq, problems: message.problems },
         "an event on the bus cannot be delivered; dropped",
       );
       msg.term();
       return;
     }
-    const { event } = decoded;
+    const { event } = message;
     try {
       const result = await fanOutEvent(options.db, options.queue, event);
       if (result.newEvent) options.metrics.eventsFannedOut.inc();
