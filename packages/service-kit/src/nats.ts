@@ -28,10 +28,11 @@ export async function connectNats(options: {
   logger: Logger;
   connectTimeoutMs?: number;
   /**
-   * Called after every reconnect: a server that lost its state (a fresh store) needs the
-   * streams and consumers declared again.
+   * Declares the service's streams and consumers: once the connection is up (a failure fails the
+   * start), and again after every reconnect, retried until it succeeds, since a server that lost
+   * its store (a fresh volume) has none of them and nothing would be published or consumed.
    */
-  onReconnect?: () => void;
+  declare?: (jsm: JetStreamManager) => Promise<void>;
 }): Promise<NatsConnection> {
   const deadline = Date.now() + (options.connectTimeoutMs ?? 30_000);
   let connection: NatsConnection | undefined;
@@ -62,12 +63,35 @@ export async function connectNats(options: {
       } else {
         options.logger.info({ natsStatus: type, data }, "NATS connection status");
       }
-      if (type === "reconnect") options.onReconnect?.();
+      if (type === "reconnect") void redeclare();
     }
   })();
+  let redeclaring = false;
+  async function redeclare(): Promise<void> {
+    if (!options.declare || redeclaring) return;
+    redeclaring = true;
+    try {
+      for (let failures = 1; !nc.isClosed(); failures++) {
+        try {
+          await options.declare(await nc.jetstreamManager());
+          return;
+        } catch (error) {
+          const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+          options.logger.warn(
+            { err: error, failures, pauseMs },
+            "declaring the streams after a reconnect failed; retrying",
+          );
+          await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
+        }
+      }
+    } finally {
+      redeclaring = false;
+    }
+  }
   void nc.closed().then((error) => {
     if (error) options.logger.error({ err: error }, "NATS connection closed with an error");
   });
+  if (options.declare) await options.declare(await nc.jetstreamManager());
   return nc;
 }
 

@@ -70,31 +70,18 @@ async function main() {
   });
   sendPool.on("error", (error) => logger.warn({ err: error }, "an idle send-path connection failed; it is replaced"));
 
-  // The event bus: EVENTS is declared by every service on it (and again after a reconnect, in case
-  // the server lost its store); notify's outbox relay publishes what notify announces.
-  const redeclare = async () => {
-    for (let failures = 1; !nc.isClosed(); failures++) {
-      try {
-        const manager = await nc.jetstreamManager();
-        await declareEventsStream(manager, config.NATS_NAMESPACE);
-        await declareProjectionsConsumer(manager, config.NATS_NAMESPACE);
-        return;
-      } catch (error) {
-        const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
-        logger.warn({ err: error, failures, pauseMs }, "declaring the EVENTS stream failed; retrying");
-        await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
-      }
-    }
-  };
+  // The event bus: EVENTS is declared by every service on it (again after a reconnect, in case the
+  // server lost its store), with notify's projector consumer; notify's outbox relay publishes what
+  // notify announces.
   const nc = await connectNats({
     servers: config.NATS_URL,
     name: "notify",
     logger,
-    onReconnect: () => void redeclare(),
+    declare: async (jsm) => {
+      await declareEventsStream(jsm, config.NATS_NAMESPACE);
+      await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE);
+    },
   });
-  const jsm = await nc.jetstreamManager();
-  await declareEventsStream(jsm, config.NATS_NAMESPACE);
-  await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE);
   const js = nc.jetstream();
 
   const registry = createMetricsRegistry("notify");
@@ -181,11 +168,11 @@ async function main() {
           ProjectionServiceService,
           createProjectionService({
             reader: createProjectionReader(db),
-            rebuild: () =>
+            rebuild: async () =>
               rebuildProjections({
                 db,
                 js,
-                jsm,
+                jsm: await nc.jetstreamManager(),
                 namespace: config.NATS_NAMESPACE,
                 logger: logger.child({ component: "projection-rebuild" }),
               }),

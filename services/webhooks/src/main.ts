@@ -48,35 +48,14 @@ async function main() {
   });
 
   const names = streamNames(config.NATS_NAMESPACE);
-  // Until it succeeds: a reconnect may be the last one for a long time, and without the streams
-  // and consumers (a server that lost its store) nothing is published or delivered.
-  let redeclaring = false;
-  const redeclare = async () => {
-    if (redeclaring) return;
-    redeclaring = true;
-    try {
-      for (let failures = 1; !nc.isClosed(); failures++) {
-        try {
-          await declareStreams(await nc.jetstreamManager(), names, { leaseMs: config.WEBHOOKS_LEASE });
-          return;
-        } catch (error) {
-          const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
-          logger.warn({ err: error, failures, pauseMs }, "declaring the streams after a reconnect failed; retrying");
-          await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
-        }
-      }
-    } finally {
-      redeclaring = false;
-    }
-  };
+  // Declared at start and after every reconnect: a server that lost its store gets the streams
+  // back; the sweeper re-enqueues lost jobs.
   const nc = await connectNats({
     servers: config.NATS_URL,
     name: "webhooks",
     logger,
-    // A server that lost its store gets the streams back; the sweeper re-enqueues lost jobs.
-    onReconnect: () => void redeclare(),
+    declare: (jsm) => declareStreams(jsm, names, { leaseMs: config.WEBHOOKS_LEASE }),
   });
-  await declareStreams(await nc.jetstreamManager(), names, { leaseMs: config.WEBHOOKS_LEASE });
   const js = nc.jetstream();
 
   const registry = createMetricsRegistry("webhooks");
