@@ -52,7 +52,7 @@ export interface TenantRepository {
   setOptOut(tenantId: string, recipient: string, optedOut: boolean): Promise<void>;
 }
 
-interface UsageLimitsRow {
+export interface UsageLimitsRow {
   tenant_id: string;
   soft_cap: string;
   hard_cap: string;
@@ -60,7 +60,7 @@ interface UsageLimitsRow {
   updated_at: Date;
 }
 
-function toUsageLimits(row: UsageLimitsRow): UsageLimits {
+export function toUsageLimits(row: UsageLimitsRow): UsageLimits {
   return {
     tenantId: row.tenant_id,
     softCap: Number(row.soft_cap),

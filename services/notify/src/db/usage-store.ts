@@ -6,6 +6,7 @@
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import { TenantNotFoundError } from "../domain/tenant.js";
+import { toUsageLimits, type UsageLimitsRow } from "./tenant-repository.js";
 import type { UsageLimits } from "../domain/usage-limits.js";
 import {
   newlyCrossedThresholds,
@@ -32,14 +33,6 @@ interface UsageMonthRow {
   hard_event_id: string | null;
 }
 
-interface LimitsRow {
-  tenant_id: string;
-  soft_cap: string;
-  hard_cap: string;
-  version: string;
-  updated_at: Date;
-}
-
 const prefix: Record<UsageThreshold, "soft" | "hard"> = { soft_cap: "soft", hard_cap: "hard" };
 
 function crossingsOf(row: UsageMonthRow): ThresholdCrossing[] {
@@ -62,17 +55,6 @@ function crossingsOf(row: UsageMonthRow): ThresholdCrossing[] {
 function toUsageMonth(tenantId: string, month: string, row: UsageMonthRow | undefined): UsageMonth {
   if (!row) return { tenantId, month, tokensUsed: 0, crossed: [] };
   return { tenantId, month, tokensUsed: Number(row.tokens_used), crossed: crossingsOf(row) };
-}
-
-function toLimits(row: LimitsRow | undefined): UsageLimits | undefined {
-  if (!row) return undefined;
-  return {
-    tenantId: row.tenant_id,
-    softCap: Number(row.soft_cap),
-    hardCap: Number(row.hard_cap),
-    version: Number(row.version),
-    updatedAt: row.updated_at,
-  };
 }
 
 /** A month's usage with the tenant's current limits (undefined when never set). */
@@ -147,7 +129,8 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
   }
 
   async function limitsOf(trx: Knex | Knex.Transaction, tenantId: string): Promise<UsageLimits | undefined> {
-    return toLimits(await trx("usage_limits").first<LimitsRow | undefined>("*").where({ tenant_id: tenantId }));
+    const row = await trx("usage_limits").first<UsageLimitsRow | undefined>("*").where({ tenant_id: tenantId });
+    return row && toUsageLimits(row);
   }
 
   async function requireTenant(trx: Knex | Knex.Transaction, tenantId: string): Promise<void> {
