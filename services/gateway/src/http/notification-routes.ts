@@ -1,8 +1,8 @@
-import type { Context } from "koa";
 import type { ConversationMessage, SendNotificationRequest, SendNotificationResponse } from "@platform/proto/notify/v1";
 import { ApiError, callService as call } from "./api-error.js";
 import { readJsonBody } from "./json-body.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
+import { pageParameters, pageQuery } from "./page-query.js";
 
 /** Seconds a partner should wait after partner.channel_rate_limited before retrying with the same key. */
 export const CHANNEL_RETRY_AFTER_SECONDS = 5;
@@ -87,26 +87,6 @@ function messageToJson(message: ConversationMessage): Record<string, unknown> {
   };
 }
 
-function pageQuery(ctx: Context): { limit: number; cursor: string } {
-  const { limit, cursor } = ctx.query;
-  if (Array.isArray(limit) || Array.isArray(cursor)) {
-    throw new ApiError(400, "limit and cursor may each be given once", { code: "request.invalid" });
-  }
-  if (limit !== undefined && !/^[0-9]{1,3}$/.test(limit)) {
-    throw new ApiError(400, "limit must be an integer from 1 to 100", { code: "request.invalid" });
-  }
-  if (cursor !== undefined && (cursor === "" || cursor.length > 200)) {
-    throw new ApiError(400, "cursor is not valid; pass back a nextCursor exactly as received", {
-      code: "request.invalid",
-    });
-  }
-  const parsed = limit === undefined ? 0 : Number(limit);
-  if (limit !== undefined && (parsed < 1 || parsed > 100)) {
-    throw new ApiError(400, "limit must be an integer from 1 to 100", { code: "request.invalid" });
-  }
-  return { limit: parsed, cursor: cursor ?? "" };
-}
-
 const tag = "notifications";
 
 /** Notifications and conversation transcripts: their rows of the tenant interface's route table. */
@@ -183,13 +163,7 @@ export const notificationRoutes: TenantRoute[] = [
         description: "The customer's phone number: 8-15 digits with an optional leading + (as %2B).",
         schema: { type: "string", pattern: "^\\+?[0-9]{8,15}$" },
       },
-      {
-        name: "limit",
-        in: "query",
-        required: false,
-        schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
-      },
-      { name: "cursor", in: "query", required: false, schema: { type: "string", maxLength: 200 } },
+      ...pageParameters,
     ],
     responseSchema: "ConversationMessages",
     problems: ["partner.notification_recipient_invalid"],

@@ -4,44 +4,9 @@
  * first, poll-friendly (ETag / If-None-Match -> 304). Ids, states and reason codes only.
  */
 import type { ActivityItem, AttentionItem, WorkItem } from "@platform/proto/notify/v1/projections";
-import type { Context } from "koa";
-import { ApiError, callService as call } from "./api-error.js";
+import { callService as call } from "./api-error.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
-
-/** `limit` 1-100 (default 20) and an opaque `cursor`, each at most once. */
-export function pollPageQuery(ctx: Context): { limit: number; cursor: string } {
-  const { limit, cursor } = ctx.query;
-  if (Array.isArray(limit) || Array.isArray(cursor)) {
-    throw new ApiError(400, "limit and cursor may each be given once", { code: "request.invalid" });
-  }
-  const parsed = limit === undefined ? 0 : /^[0-9]{1,3}$/.test(limit) ? Number(limit) : NaN;
-  if (limit !== undefined && !(parsed >= 1 && parsed <= 100)) {
-    throw new ApiError(400, "limit must be an integer from 1 to 100", { code: "request.invalid" });
-  }
-  if (cursor !== undefined && (cursor === "" || cursor.length > 200)) {
-    throw new ApiError(400, "cursor is not valid; pass back a nextCursor exactly as received", {
-      code: "request.invalid",
-    });
-  }
-  return { limit: parsed, cursor: cursor ?? "" };
-}
-
-const pageParameters = [
-  {
-    name: "limit",
-    in: "query",
-    required: false,
-    description: "Items per page, 1-100.",
-    schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
-  },
-  {
-    name: "cursor",
-    in: "query",
-    required: false,
-    description: "The previous page's `nextCursor`, exactly as received.",
-    schema: { type: "string", minLength: 1, maxLength: 200 },
-  },
-];
+import { pageParameters, pageQuery } from "./page-query.js";
 
 const orNull = (value: string): string | null => (value === "" ? null : value);
 
@@ -93,7 +58,7 @@ export const pollRoutes: TenantRoute[] = [
     responseSchema: "WorkPage",
     problems: [],
     async handle(ctx, deps) {
-      const page = pollPageQuery(ctx);
+      const page = pageQuery(ctx);
       const response = await call(deps.projections.listWork({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)));
       ctx.body = { data: response.items.map(workItemToJson), nextCursor: orNull(response.nextCursor) };
     },
@@ -114,7 +79,7 @@ export const pollRoutes: TenantRoute[] = [
     responseSchema: "AttentionPage",
     problems: [],
     async handle(ctx, deps) {
-      const page = pollPageQuery(ctx);
+      const page = pageQuery(ctx);
       const response = await call(
         deps.projections.listAttention({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)),
       );
@@ -137,7 +102,7 @@ export const pollRoutes: TenantRoute[] = [
     responseSchema: "ActivityPage",
     problems: [],
     async handle(ctx, deps) {
-      const page = pollPageQuery(ctx);
+      const page = pageQuery(ctx);
       const response = await call(
         deps.projections.listActivity({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)),
       );

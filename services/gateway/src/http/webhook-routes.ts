@@ -10,6 +10,7 @@ import { ApiError, callService as call } from "./api-error.js";
 import { readJsonBody } from "./json-body.js";
 import type { ProblemCode } from "./problem.js";
 import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
+import { pageParameters, pageQuery, queryValue } from "./page-query.js";
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -98,13 +99,6 @@ export function parseTestDelivery(body: unknown): string {
   return eventType!;
 }
 
-/** One optional query parameter, given at most once. */
-function queryValue(ctx: Context, name: string): string | undefined {
-  const value = ctx.query[name];
-  if (Array.isArray(value)) throw new ApiError(400, `${name} may be given once`, { code: "request.invalid" });
-  return value;
-}
-
 /** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
 function expectedVersionQuery(ctx: Context): string | undefined {
   const value = queryValue(ctx, "expectedVersion");
@@ -115,20 +109,6 @@ function expectedVersionQuery(ctx: Context): string | undefined {
     });
   }
   return value;
-}
-
-function pageQuery(ctx: Context): { limit: number; cursor: string } {
-  const limit = queryValue(ctx, "limit");
-  const cursor = queryValue(ctx, "cursor");
-  if (limit !== undefined && (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 100)) {
-    throw new ApiError(400, "limit must be an integer from 1 to 100", { code: "request.invalid" });
-  }
-  if (cursor !== undefined && (cursor === "" || cursor.length > 200)) {
-    throw new ApiError(400, "cursor is not valid; pass back a nextCursor exactly as received", {
-      code: "request.invalid",
-    });
-  }
-  return { limit: limit === undefined ? 0 : Number(limit), cursor: cursor ?? "" };
 }
 
 const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"];
@@ -240,17 +220,6 @@ const expectedVersionParameter = {
   description: "The endpoint's `version` as last read; when it has changed since, 412 `webhook.version_mismatch`.",
   schema: { type: "integer", minimum: 1 },
 };
-const pageParameters = [
-  { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
-  {
-    name: "cursor",
-    in: "query",
-    required: false,
-    description: "A `nextCursor` from the previous page, exactly as received.",
-    schema: { type: "string", maxLength: 200 },
-  },
-];
-
 const filterCodes: ProblemCode[] = [
   "webhook.endpoint_invalid",
   "webhook.target_not_allowed",
