@@ -140,15 +140,3 @@ export function projectEvent(event: ProjectedEvent): Projection {
   }
   return projection;
 }
-
-/** A page position: the stream sequence of the last item shown. Opaque to clients. */
-export function encodeCursor(seq: string): string {
-  return Buffer.from(`s:${seq}`, "utf8").toString("base64url");
-}
-
-/** The sequence of a cursor, or undefined when it is not one of ours. */
-export function decodeCursor(cursor: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]{1,40}$/.test(cursor)) return undefined;
-  const match = /^s:([1-9][0-9]{0,18})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  return match?.[1];
-}

@@ -29,7 +29,7 @@ import {
 } from "../domain/notification.js";
 import { decideRepeat } from "../domain/notification-repeat.js";
 import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
-import { decodeTranscriptCursor, resolveTranscriptLimit, toTranscriptPage } from "../domain/transcript-page.js";
+import { decodeSeqCursor, resolvePageLimit, toSeqPage } from "../domain/seq-page.js";
 import type { NotificationMetrics } from "./notification-metrics.js";
 
 const SEND_OPERATION = "notify.v1.NotificationService/SendNotification";
@@ -224,14 +224,9 @@ export function createNotificationService(
     async listConversationMessages(request) {
       const tenantId = requireTenantId(request.tenantId);
       const recipient = parseRecipient(request.to);
-      const limit = resolveTranscriptLimit(request.limit);
-      const read = await deps.store.listTranscript(
-        tenantId,
-        recipient,
-        limit + 1,
-        decodeTranscriptCursor(request.cursor),
-      );
-      const page = toTranscriptPage(read, limit);
+      const limit = resolvePageLimit(request.limit);
+      const read = await deps.store.listTranscript(tenantId, recipient, limit + 1, decodeSeqCursor(request.cursor));
+      const page = toSeqPage(read, limit);
       const messages: ConversationMessage[] = page.entries.map((entry) => ({
         id: entry.id,
         notificationId: entry.notificationId,

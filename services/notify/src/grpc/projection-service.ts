@@ -1,24 +1,13 @@
 import { ProjectionServiceService } from "@platform/proto/notify/v1/projections";
-import { InvalidArgumentError } from "@platform/service-kit/errors";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
 import type { ProjectionReader } from "../db/projection-store.js";
-import { decodeCursor, encodeCursor } from "../domain/projection.js";
+import { decodeSeqCursor, encodeSeqCursor, resolvePageLimit } from "../domain/seq-page.js";
 import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
 import type { RebuildResult } from "../events/projector.js";
 
-const DEFAULT_LIMIT = 20;
-const MAX_LIMIT = 100;
-
 /** limit 1-100 (0: the default) and an opaque cursor; anything else is `request.invalid`. */
 export function pageRequest(request: { limit: number; cursor: string }): { limit: number; beforeSeq?: string } {
-  const limit = request.limit === 0 ? DEFAULT_LIMIT : request.limit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new InvalidArgumentError("request.invalid", `limit must be between 1 and ${MAX_LIMIT}`);
-  }
-  if (!request.cursor) return { limit };
-  const beforeSeq = decodeCursor(request.cursor);
-  if (beforeSeq === undefined) throw new InvalidArgumentError("request.invalid", "cursor is not one this API gave");
-  return { limit, beforeSeq };
+  return { limit: resolvePageLimit(request.limit), beforeSeq: decodeSeqCursor(request.cursor) };
 }
 
 function tenantOf(id: string): string {
@@ -26,7 +15,7 @@ function tenantOf(id: string): string {
   return id;
 }
 
-const next = (seq: string | undefined): string => (seq === undefined ? "" : encodeCursor(seq));
+const next = (seq: string | undefined): string => (seq === undefined ? "" : encodeSeqCursor(seq));
 
 /** notify.v1.ProjectionService: the poll reads and their rebuild. */
 export function createProjectionService(deps: {
