@@ -10,11 +10,11 @@
  * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
  */
 import type { Knex } from "@platform/service-kit/postgres";
-import { appendEndpointDeadLettered, type EndpointEvents } from "../events/endpoint-events.js";
+import type { EndpointEvents } from "../events/endpoint-events.js";
 import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
 import {
   attemptRowOf,
-  deadLetterAttentionReason,
+  pauseDeadLetteredEndpoints,
   type AttemptRecord,
   type AttemptStore,
   type RecordedAttempt,
@@ -197,21 +197,11 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
         ] as unknown as readonly Knex.RawBinding[],
       );
     }
-    if (pause.size > 0) {
-      await trx("endpoints")
-        .whereIn("id", [...pause.keys()])
-        .update({
-          paused: true,
-          attention_reason: deadLetterAttentionReason,
-          version: trx.raw("version + 1"),
-          updated_at: trx.fn.now(),
-        });
-      if (events) {
-        for (const [endpointId, { tenantId, deliveryId }] of pause) {
-          await appendEndpointDeadLettered(trx, events.namespace, { tenantId, endpointId, deliveryId });
-        }
-      }
-    }
+    await pauseDeadLetteredEndpoints(
+      trx,
+      [...pause].map(([endpointId, { tenantId, deliveryId }]) => ({ endpointId, tenantId, deliveryId })),
+      events,
+    );
     return outcomes;
   });
 }

@@ -142,6 +142,32 @@ export function attemptRowOf(deliveryId: string, endpointId: string, number: num
   };
 }
 
+/**
+ * In the transaction that dead-lettered their deliveries: pauses the endpoints with the attention
+ * reason and, with `events`, announces `webhook.endpoint_dead_lettered` for each (the tenant's
+ * attention poll). The single and the batched attempt writers share it.
+ */
+export async function pauseDeadLetteredEndpoints(
+  trx: Knex.Transaction,
+  pauses: readonly { endpointId: string; tenantId: string; deliveryId: string }[],
+  events?: EndpointEvents,
+): Promise<void> {
+  if (pauses.length === 0) return;
+  await trx("endpoints")
+    .whereIn(
+      "id",
+      pauses.map((p) => p.endpointId),
+    )
+    .update({
+      paused: true,
+      attention_reason: deadLetterAttentionReason,
+      version: trx.raw("version + 1"),
+      updated_at: trx.fn.now(),
+    });
+  if (!events) return;
+  for (const pause of pauses) await appendEndpointDeadLettered(trx, events.namespace, pause);
+}
+
 export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptStore {
   return {
     async claim(job, leaseMs) {
@@ -245,21 +271,11 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
             updated_at: trx.fn.now(),
           });
         if (transition?.pauseEndpoint) {
-          await trx("endpoints")
-            .where({ id: row.endpoint_id })
-            .update({
-              paused: true,
-              attention_reason: deadLetterAttentionReason,
-              version: trx.raw("version + 1"),
-              updated_at: trx.fn.now(),
-            });
-          if (events) {
-            await appendEndpointDeadLettered(trx, events.namespace, {
-              tenantId: row.tenant_id,
-              endpointId: row.endpoint_id,
-              deliveryId,
-            });
-          }
+          await pauseDeadLetteredEndpoints(
+            trx,
+            [{ endpointId: row.endpoint_id, tenantId: row.tenant_id, deliveryId }],
+            events,
+          );
         }
         return {
           number,
