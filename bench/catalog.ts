@@ -13,6 +13,10 @@
  * throughput (issue 6, item 8); its ratio to the monolith is printed too. Env: BENCH_CONNECTIONS
  * (default 32), BENCH_DURATION seconds per run (default 8), BENCH_ROUNDS (default 2),
  * BENCH_PETS (default 10000), BENCH_CPU_PROF (a directory: write a CPU profile per process).
+ *
+ * A/B against an earlier build: BENCH_BASELINE_REF=<a commit of main> adds a fourth target, the
+ * same gateway -> catalog path as built from that commit (bench/baseline-build.ts), on the same
+ * database and key, measured in the same alternation; the summary prints this build's ratio to it.
  */
 import { execFile } from "node:child_process";
 import { join } from "node:path";
@@ -20,6 +24,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+import { baselineBuild } from "./baseline-build.js";
 import { profiled } from "./profiled-env.js";
 import { measureAlternating, printTable, recordResult, type LoadResult, type Target } from "./load-generator.js";
 
@@ -30,6 +35,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const durationSeconds = Number(process.env.BENCH_DURATION ?? 8);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const petCount = Number(process.env.BENCH_PETS ?? 10_000);
+const baselineRef = process.env.BENCH_BASELINE_REF;
 
 async function main() {
   const scratch = await createScratchDatabase("benchcatalog");
@@ -114,15 +120,16 @@ async function main() {
       headers,
       processes: cpuOf(["gateway", gateway], ["catalog", catalog]),
     };
+    const earlier = baselineRef === undefined ? undefined : await startBaselinePath(baselineRef, scratch.url, key);
+    processes.push(...(earlier?.processes ?? []));
+    const targets = [monolithTarget, floorTarget, servicesTarget, ...(earlier ? [earlier.target] : [])];
     const bodies = await Promise.all(
-      [monolithTarget, floorTarget, servicesTarget].map((t) =>
-        fetch(t.url, { headers: t.headers ?? {} }).then((r) => r.text()),
-      ),
+      targets.map((t) => fetch(t.url, { headers: t.headers ?? {} }).then((r) => r.text())),
     );
     if (new Set(bodies).size !== 1) {
-      throw new Error("the three paths answer different bodies; the comparison would be unfair");
+      throw new Error("the paths answer different bodies; the comparison would be unfair");
     }
-    const { runs, means } = await measureAlternating([monolithTarget, floorTarget, servicesTarget], {
+    const { runs, means } = await measureAlternating(targets, {
       connections,
       durationSeconds,
       rounds,
@@ -134,8 +141,11 @@ async function main() {
     const ratioToMonolith = services.requestsPerSecond / monolith.requestsPerSecond;
     const floorToMonolith = floor.requestsPerSecond / monolith.requestsPerSecond;
     // Per round (each round ran the three back to back): the spread the means hide.
-    const perRound = (pick: (monolith: LoadResult, floor: LoadResult, services: LoadResult) => number) =>
-      Array.from({ length: rounds }, (_, i) => pick(runs[3 * i]!, runs[3 * i + 1]!, runs[3 * i + 2]!));
+    const n = targets.length;
+    const perRound = (
+      pick: (monolith: LoadResult, floor: LoadResult, services: LoadResult, baseline?: LoadResult) => number,
+    ) =>
+      Array.from({ length: rounds }, (_, i) => pick(runs[n * i]!, runs[n * i + 1]!, runs[n * i + 2]!, runs[n * i + 3]));
     const roundRatios = perRound((_, f, s) => s.requestsPerSecond / f.requestsPerSecond);
     // CPU per request summed over each target's processes: floor / path is the throughput ratio
     // the path would reach if CPU were the only limit; it moves far less with the machine's load.
@@ -151,6 +161,19 @@ async function main() {
       `path/floor per round: req/s ${roundRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(roundRatios).toFixed(3)}); ` +
         `CPU per request floor/path ${cpuRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(cpuRatios).toFixed(3)})`,
     );
+    const ab = earlier && {
+      commit: earlier.commit,
+      roundRatios: perRound((_, __, s, b) => s.requestsPerSecond / b!.requestsPerSecond),
+      cpuRatios: perRound((_, __, s, b) => cpuPerRequest(b!) / cpuPerRequest(s)),
+    };
+    if (ab) {
+      console.log(
+        `this build / baseline ${ab.commit.slice(0, 12)} per round: req/s ${ab.roundRatios.map((r) => r.toFixed(3)).join(" ")} ` +
+          `(median ${median(ab.roundRatios).toFixed(3)}); CPU per request baseline/this ` +
+          `${ab.cpuRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(ab.cpuRatios).toFixed(3)}); ` +
+          `p99 ${services.p99Ms.toFixed(2)} ms vs ${means[3]!.p99Ms.toFixed(2)} ms`,
+      );
+    }
     await recordResult(repo, "catalog", {
       bench: "catalog",
       connections,
@@ -165,12 +188,51 @@ async function main() {
       floorToMonolith,
       roundRatios,
       cpuRatios,
+      ...(ab ? { baseline: { ...ab, result: means[3] } } : {}),
       runs,
     });
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
     await scratch.drop();
   }
+}
+
+/** The gateway -> catalog path as built from an earlier commit, on the same database and API key. */
+async function startBaselinePath(ref: string, databaseUrl: string, key: string) {
+  const build = await baselineBuild(repo, ref, ["catalog", "gateway"]);
+  const at = (service: string) => join(build.root, "services", service, "dist", "src", "main.js");
+  const common = profiled({ DATABASE_URL: databaseUrl, METRICS_PORT: "0" });
+  const catalog = await startServiceProcess({
+    name: "catalog-baseline-build",
+    entry: at("catalog"),
+    env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", LOG_LEVEL: "warn" },
+  });
+  const gateway = await startServiceProcess({
+    name: "gateway-baseline-build",
+    entry: at("gateway"),
+    env: {
+      ...common,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
+      LOG_LEVEL: "warn",
+      RATE_LIMIT_PER_SECOND: "10000000",
+      RATE_LIMIT_BURST: "10000000",
+    },
+  }).catch(async (error: unknown) => {
+    await catalog.stop();
+    throw error;
+  });
+  const target: Target = {
+    label: `microservices @ ${build.commit.slice(0, 12)}`,
+    url: `http://127.0.0.1:${gateway.listening.port as number}/v1/pets?limit=20`,
+    headers: { authorization: `Bearer ${key}` },
+    processes: [
+      { name: "gateway", pid: gateway.child.pid! },
+      { name: "catalog", pid: catalog.child.pid! },
+    ],
+  };
+  return { commit: build.commit, target, processes: [catalog, gateway] };
 }
 
 function median(values: number[]): number {
