@@ -12,7 +12,7 @@ import {
   type NotificationType,
 } from "../domain/notification.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
-import type { EventOutbox } from "../events/event-outbox.js";
+import type { EventOutbox } from "./event-outbox.js";
 
 /** The code an unknown outcome carries in the work ledger (code catalogue). */
 export const OUTCOME_UNKNOWN_CODE = "partner.action_outcome_unknown";
