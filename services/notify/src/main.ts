@@ -26,7 +26,7 @@ import { createProjectorMetrics } from "./events/projector-metrics.js";
 import { createProjectionReader } from "./db/projection-store.js";
 import { createProjectionService } from "./grpc/projection-service.js";
 import type { ChannelProvider } from "./domain/channel-provider.js";
-import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
+import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/send-preconditions.js";
 import { createNotificationMetrics } from "./grpc/notification-metrics.js";
 import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";
