@@ -19,13 +19,14 @@ import { loadNotifyConfig, NOTIFY_SCHEMA, type NotifyConfig } from "./config.js"
 import { createNotificationStore } from "./db/notification-store.js";
 import { createTenantRepository } from "./db/tenant-repository.js";
 import { createUsageStore } from "./db/usage-store.js";
-import { createEventOutbox } from "./events/event-outbox.js";
-import { declareProjectionsConsumer, rebuildProjections, startProjector } from "./events/projector.js";
+import { createEventOutbox } from "./db/event-outbox.js";
+import { declareProjectionsConsumer } from "./events/projections-consumer.js";
+import { rebuildProjections, startProjector } from "./events/projector.js";
 import { createProjectorMetrics } from "./events/projector-metrics.js";
 import { createProjectionReader } from "./db/projection-store.js";
 import { createProjectionService } from "./grpc/projection-service.js";
 import type { ChannelProvider } from "./domain/channel-provider.js";
-import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/notification.js";
+import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/send-preconditions.js";
 import { createNotificationMetrics } from "./grpc/notification-metrics.js";
 import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";

@@ -22,7 +22,7 @@ import { migrations } from "../migrations/index.js";
 import { NOTIFY_SCHEMA } from "../src/config.js";
 import { createActivationRepository } from "../src/db/activation-repository.js";
 import { createTenantRepository } from "../src/db/tenant-repository.js";
-import { createEventOutbox } from "../src/events/event-outbox.js";
+import { createEventOutbox } from "../src/db/event-outbox.js";
 import { createActivationService } from "../src/grpc/activation-service.js";
 import { createTenantService } from "../src/grpc/tenant-service.js";
 

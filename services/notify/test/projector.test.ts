@@ -20,14 +20,9 @@ import { createTenantRepository } from "../src/db/tenant-repository.js";
 import type { ChannelOutcome, ChannelProvider } from "../src/domain/channel-provider.js";
 import { newNotificationId, newTranscriptEntryId } from "../src/domain/notification.js";
 import { activate } from "../src/domain/tenant.js";
-import { createEventOutbox, newEventId } from "../src/events/event-outbox.js";
-import {
-  declareProjectionsConsumer,
-  projectOne,
-  rebuildProjections,
-  startProjector,
-  type Projector,
-} from "../src/events/projector.js";
+import { createEventOutbox, newEventId } from "../src/db/event-outbox.js";
+import { declareProjectionsConsumer } from "../src/events/projections-consumer.js";
+import { projectOne, rebuildProjections, startProjector, type Projector } from "../src/events/projector.js";
 import { createProjectorMetrics } from "../src/events/projector-metrics.js";
 import { createNotificationMetrics } from "../src/grpc/notification-metrics.js";
 import { createNotificationService } from "../src/grpc/notification-service.js";

@@ -36,7 +36,7 @@ import { migrations } from "../migrations/index.js";
 import { NOTIFY_SCHEMA } from "../src/config.js";
 import { createTenantRepository } from "../src/db/tenant-repository.js";
 import { createUsageStore } from "../src/db/usage-store.js";
-import { createEventOutbox } from "../src/events/event-outbox.js";
+import { createEventOutbox } from "../src/db/event-outbox.js";
 import { createTenantService } from "../src/grpc/tenant-service.js";
 import { createUsageService } from "../src/grpc/usage-service.js";
 

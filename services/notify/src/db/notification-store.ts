@@ -3,16 +3,10 @@ import { IDEMPOTENCY_TABLE } from "@platform/service-kit/idempotency";
 import pg from "pg";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { ChannelOutcome } from "../domain/channel-provider.js";
-import {
-  ChannelNotReadyError,
-  RecipientOptedOutError,
-  TenantNotActivatedError,
-  TestingAllowanceExhaustedError,
-  type DeliveryState,
-  type NotificationType,
-} from "../domain/notification.js";
+import type { DeliveryState, NotificationType } from "../domain/notification.js";
+import { sendRefusalError, type SendRefusal } from "../domain/send-preconditions.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
-import type { EventOutbox } from "../events/event-outbox.js";
+import type { EventOutbox } from "./event-outbox.js";
 
 /** The code an unknown outcome carries in the work ledger (code catalogue). */
 export const OUTCOME_UNKNOWN_CODE = "partner.action_outcome_unknown";
@@ -160,14 +154,8 @@ const outcomeSql = statement(
            select (select count(*) from command) as commands`,
 );
 
-type RecordOutcome =
-  | "recorded"
-  | "claimed"
-  | "tenant_not_found"
-  | "tenant_not_activated"
-  | "channel_not_ready"
-  | "recipient_opted_out"
-  | "testing_allowance_exhausted";
+/** record_send's answer: recorded, claimed (the key is held), or the refusal (domain/send-preconditions.ts). */
+type RecordOutcome = "recorded" | "claimed" | SendRefusal;
 
 /** One autocommitted prepared statement on the send pool. */
 async function query<R extends object>(
@@ -228,7 +216,8 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
   return {
     async record(send) {
       // One statement (record_send, in the migration): claim, preconditions, allowance, command
-      // and transcript entry, committed together or not at all.
+      // and transcript entry, committed together or not at all. record_send is the atomic
+      // enforcement of domain/send-preconditions.ts (the same table of cases tests both).
       const { rows } = await query<{ outcome: RecordOutcome; recorded_at: Date }>(pool, recordSendSql, [
         send.tenantId,
         send.idempotencyKey,
@@ -252,16 +241,8 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           return { recorded: true, createdAt };
         case "claimed":
           return { recorded: false };
-        case "tenant_not_found":
-          throw new TenantNotFoundError();
-        case "tenant_not_activated":
-          throw new TenantNotActivatedError();
-        case "channel_not_ready":
-          throw new ChannelNotReadyError();
-        case "recipient_opted_out":
-          throw new RecipientOptedOutError();
-        case "testing_allowance_exhausted":
-          throw new TestingAllowanceExhaustedError(send.testingAllowance);
+        default:
+          throw sendRefusalError(outcome, send.testingAllowance);
       }
     },
 

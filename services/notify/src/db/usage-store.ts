@@ -17,7 +17,7 @@ import {
   type UsageMonth,
   type UsageThreshold,
 } from "../domain/usage-month.js";
-import type { EventOutbox } from "../events/event-outbox.js";
+import type { EventOutbox } from "./event-outbox.js";
 
 interface UsageMonthRow {
   tenant_id: string;

@@ -128,42 +128,6 @@ export class RecipientInvalidError extends InvalidArgumentError {
   }
 }
 
-export class TenantNotActivatedError extends DomainError {
-  override name = "TenantNotActivatedError";
-  constructor() {
-    super("failed_precondition", "account.tenant_not_activated", "the tenant has not been activated yet");
-  }
-}
-
-export class ChannelNotReadyError extends DomainError {
-  override name = "ChannelNotReadyError";
-  constructor(message = "the tenant's messaging channel cannot send right now") {
-    super("failed_precondition", "partner.channel_not_ready", message);
-  }
-}
-
-export class RecipientOptedOutError extends DomainError {
-  override name = "RecipientOptedOutError";
-  constructor() {
-    super(
-      "failed_precondition",
-      "partner.recipient_opted_out",
-      "the recipient has opted out of messages from this tenant",
-    );
-  }
-}
-
-export class TestingAllowanceExhaustedError extends DomainError {
-  override name = "TestingAllowanceExhaustedError";
-  constructor(allowance: number) {
-    super(
-      "failed_precondition",
-      "account.testing_allowance_exhausted",
-      `the testing plan's ${allowance} sends for this UTC month are used up; sign a commercial agreement to send more`,
-    );
-  }
-}
-
 export class ActionOutcomeUnknownError extends DomainError {
   override name = "ActionOutcomeUnknownError";
   constructor() {
@@ -308,10 +272,3 @@ export function newNotificationId(): string {
 export function newTranscriptEntryId(): string {
   return `msg_${randomBytes(12).toString("hex")}`;
 }
-
-/** UTC calendar month of `at`, "YYYY-MM": the testing allowance's period. */
-export function allowanceMonth(at: Date): string {
-  return at.toISOString().slice(0, 7);
-}
-
-export const TESTING_ALLOWANCE_PER_MONTH = 1000;

@@ -6,7 +6,7 @@
 import { eventsStreamName } from "@platform/service-kit/event-bus";
 import type { JetStreamClient } from "nats";
 import { Counter, Gauge, type Registry } from "prom-client";
-import { PROJECTIONS_CONSUMER } from "./projector.js";
+import { PROJECTIONS_CONSUMER } from "./projections-consumer.js";
 
 export interface ProjectorMetrics {
   projected: Counter;

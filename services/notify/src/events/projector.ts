@@ -1,10 +1,10 @@
 /**
- * notify's projector: the durable pull consumer `notify-projections` on `${ns}EVENTS` turns every
- * event into the tenant's poll reads (work, attention, activity; db/projection-store.ts). Per
- * fetch, in ONE transaction under the shared projection lock (per message when a fetch's batch
- * fails): the event recorded once (dedupe by
- * id), the three projections, and the removal of notify's kept outbox row; the ack comes after
- * the commit. A message that cannot be decoded is logged and terminated.
+ * notify's projector: the durable pull consumer `notify-projections` on `${ns}EVENTS` (declared
+ * in projections-consumer.ts) turns every event into the tenant's poll reads (work, attention,
+ * activity; db/projection-store.ts). Per fetch, in ONE transaction under the shared projection
+ * lock (per message when a fetch's batch fails): the event recorded once (dedupe by id), the
+ * three projections, and the removal of notify's kept outbox row; the ack comes after the
+ * commit. A message that cannot be decoded is logged and terminated.
  *
  * Rebuild (`rebuildProjections`): under the exclusive lock, the tables are emptied and the stream
  * replayed from its first to its last sequence through an ordered consumer applying the same
@@ -13,27 +13,14 @@
  */
 import { decodeBusEvent, eventsStreamName } from "@platform/service-kit/event-bus";
 import type { Logger } from "@platform/service-kit/logger";
-import { ensureDurableConsumer, nanos, startPullLoop } from "@platform/service-kit/nats";
+import { startPullLoop } from "@platform/service-kit/nats";
 import type { Knex } from "@platform/service-kit/postgres";
-import { AckPolicy, DeliverPolicy, type JetStreamClient, type JsMsg } from "nats";
+import { DeliverPolicy, type JetStreamClient, type JsMsg } from "nats";
 import type { JetStreamManager } from "nats";
 import { applyEvent, lockExclusive, lockShared, truncateProjections } from "../db/projection-store.js";
 import type { ProjectedEvent } from "../domain/projection.js";
+import { PROJECTIONS_CONSUMER } from "./projections-consumer.js";
 import type { ProjectorMetrics } from "./projector-metrics.js";
-
-export const PROJECTIONS_CONSUMER = "notify-projections";
-
-/** Declares the durable consumer (idempotent; at every start). */
-export async function declareProjectionsConsumer(jsm: JetStreamManager, namespace: string): Promise<void> {
-  await ensureDurableConsumer(jsm, eventsStreamName(namespace), {
-    durable_name: PROJECTIONS_CONSUMER,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(30_000),
-    max_deliver: -1,
-    max_ack_pending: 10_000,
-  });
-}
 
 /** Applies one event in its own transaction under the live side of the lock. */
 export async function projectOne(db: Knex, event: ProjectedEvent, seq: number): Promise<boolean> {

@@ -17,7 +17,7 @@ import {
   type ActivationState,
 } from "../domain/activation.js";
 import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
-import type { EventOutbox } from "../events/event-outbox.js";
+import type { EventOutbox } from "../db/event-outbox.js";
 
 const iso = (date: Date | null) => (date ? date.toISOString() : "");
 

@@ -10,7 +10,7 @@ import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platfo
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { TenantRepository } from "../db/tenant-repository.js";
-import type { EventOutbox } from "../events/event-outbox.js";
+import type { EventOutbox } from "../db/event-outbox.js";
 import { createActivationRepository, snapshotOf } from "../db/activation-repository.js";
 import { forceLive } from "../domain/activation.js";
 import { appendActivationEvents } from "./activation-service.js";

@@ -3,6 +3,8 @@
  * of the change it announces (service-kit outbox.ts) as a webhooks.v1.BusEvent, and the relay
  * publishes it to the EVENTS stream (`${ns}events.<tenant>.<type>`, Nats-Msg-Id = event id) after
  * the commit. Every consumer (the webhooks fan-out, notify's projector) is idempotent on the id.
+ * It sits in db/ because writing the event is part of the storing transaction: the stores and the
+ * gRPC services use it; events/ holds what consumes the stream.
  */
 import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { appendToOutbox, type OutboxEntry } from "@platform/service-kit/outbox";
