@@ -7,7 +7,7 @@
 import type { Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../events/delivery-jobs.js";
 import { DELIVERY_ID } from "../domain/ids.js";
-import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
+import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 
 export interface DeliveryRecord {
   id: string;
@@ -92,7 +92,7 @@ function fromRow(row: DeliveryRow): DeliveryRecord {
   };
 }
 
-/** The life-cycle state of a delivery (retry-schedule.ts works on it). */
+/** The life-cycle state of a delivery (delivery-state.ts works on it). */
 export function deliveryState(delivery: DeliveryRecord): DeliveryState {
   return {
     status: delivery.status,

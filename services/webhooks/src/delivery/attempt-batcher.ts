@@ -11,7 +11,7 @@
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import type { EndpointEvents } from "../events/endpoint-events.js";
-import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
+import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 import {
   attemptRowOf,
   pauseDeadLetteredEndpoints,

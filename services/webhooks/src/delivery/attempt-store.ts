@@ -12,7 +12,7 @@ import {
   type DeliveryState,
   type DeliveryStatus,
   type Transition,
-} from "../domain/retry-schedule.js";
+} from "../domain/delivery-state.js";
 
 /** The reason recorded on an endpoint that a dead-letter paused. */
 export const deadLetterAttentionReason = "webhook.endpoint_dead_lettered";

@@ -21,7 +21,7 @@ import { findEventType, matchesFilters } from "../domain/event-catalog.js";
 import { buildEnvelope, serializeEnvelope, type PlatformEvent } from "../domain/envelope.js";
 import { newDeliveryId } from "../domain/ids.js";
 import { platformEventFromBus } from "../domain/published-event.js";
-import { newDelivery } from "../domain/retry-schedule.js";
+import { newDelivery } from "../domain/delivery-state.js";
 import type { PipelineMetrics } from "../delivery/pipeline-metrics.js";
 import type { DeliveryJob, DeliveryQueue } from "./delivery-jobs.js";
 import { FANOUT_CONSUMER, type StreamNames } from "./streams.js";

@@ -45,7 +45,7 @@ import { buildEnvelope, serializeEnvelope } from "../domain/envelope.js";
 import { eventCatalog } from "../domain/event-catalog.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../domain/ids.js";
 import { decodeCursor, encodeCursor, pageSize } from "../domain/page-cursor.js";
-import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from "../domain/retry-schedule.js";
+import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from "../domain/delivery-state.js";
 import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
 import { rotationGraceMs } from "../domain/signature.js";
 import { buildTestEvent } from "../domain/test-event.js";
