@@ -25,7 +25,7 @@ import { createTargetResolver } from "../src/delivery/target-resolver.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
 import { generateSigningSecret, parseSecretsKey, sealSecret, type SecretKeyRing } from "../src/domain/secret-box.js";
-import type { DeliveryQueue } from "../src/events/delivery-jobs.js";
+import type { DeliveryQueue } from "../src/domain/delivery-job.js";
 import { createJetStreamDeliveryQueue } from "../src/events/delivery-queue.js";
 import { declareStreams, deleteStreams, streamNames, type StreamNames } from "../src/events/streams.js";
 

@@ -17,7 +17,7 @@ import { startSweeper, sweepOverdueDeliveries } from "../src/delivery/sweeper.js
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import type { PlatformEvent } from "../src/domain/envelope.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
-import type { DeliveryQueue } from "../src/events/delivery-jobs.js";
+import type { DeliveryQueue } from "../src/domain/delivery-job.js";
 import { createJetStreamDeliveryQueue } from "../src/events/delivery-queue.js";
 import { decodeBusMessage, fanOutEvent, internalEvent } from "../src/events/fanout.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";

@@ -2,10 +2,10 @@
  * The delivery ledger in Postgres: deliveries with their attempts, as partners list, inspect,
  * redrive and count them; and the writes that make deliveries due (resume, redrive, test
  * delivery), each bumping the delivery's generation so the job enqueued after the commit is the
- * only current one (events/delivery-jobs.ts). Every query names the tenant and the endpoint.
+ * only current one (domain/delivery-job.ts). Every query names the tenant and the endpoint.
  */
 import type { Knex } from "@platform/service-kit/postgres";
-import type { DeliveryJob } from "../events/delivery-jobs.js";
+import type { DeliveryJob } from "../domain/delivery-job.js";
 import { DELIVERY_ID } from "../domain/ids.js";
 import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 

@@ -5,7 +5,7 @@
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import { appendEndpointDeadLettered, type EndpointEvents } from "../events/endpoint-events.js";
-import type { DeliveryJob } from "../events/delivery-jobs.js";
+import type { DeliveryJob } from "../domain/delivery-job.js";
 import {
   hold,
   recordClaimedAttempt,

@@ -6,7 +6,7 @@
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Knex } from "@platform/service-kit/postgres";
-import type { DeliveryJob, DeliveryQueue } from "../events/delivery-jobs.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 
 /** One sweep: re-enqueues up to `limit` overdue deliveries; returns their jobs. */
 export async function sweepOverdueDeliveries(

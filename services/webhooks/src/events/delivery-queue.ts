@@ -6,7 +6,7 @@
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import type { JetStreamClient } from "nats";
-import type { DeliveryJob, DeliveryQueue } from "./delivery-jobs.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import { deliverySubject } from "./streams.js";
 
 export function encodeDeliveryJob(job: DeliveryJob): Uint8Array {

@@ -23,7 +23,7 @@ import { newDeliveryId } from "../domain/ids.js";
 import { platformEventFromBus } from "../domain/published-event.js";
 import { newDelivery } from "../domain/delivery-state.js";
 import type { PipelineMetrics } from "../delivery/pipeline-metrics.js";
-import type { DeliveryJob, DeliveryQueue } from "./delivery-jobs.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import { FANOUT_CONSUMER, type StreamNames } from "./streams.js";
 
 interface EndpointRow {

@@ -49,7 +49,7 @@ import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from 
 import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
 import { rotationGraceMs } from "../domain/signature.js";
 import { buildTestEvent } from "../domain/test-event.js";
-import type { DeliveryJob, DeliveryQueue } from "../events/delivery-jobs.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import { appendEndpointResumed, ENDPOINT_DEAD_LETTERED, type EndpointEvents } from "../events/endpoint-events.js";
 
 export interface WebhookServiceDeps {
