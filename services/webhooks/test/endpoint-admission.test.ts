@@ -17,7 +17,7 @@ import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
-import { createAttemptStore } from "../src/delivery/attempt-store.js";
+import { createAttemptStore } from "../src/db/attempt-store.js";
 import { startDeliveryWorker, type DeliveryWorker } from "../src/delivery/delivery-worker.js";
 import type { DeliveryResponse, HttpsSender } from "../src/delivery/https-sender.js";
 import { createPipelineMetrics } from "../src/delivery/pipeline-metrics.js";

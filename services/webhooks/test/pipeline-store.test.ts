@@ -11,7 +11,7 @@ import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
-import { createAttemptStore, type AttemptRecord } from "../src/delivery/attempt-store.js";
+import { createAttemptStore, type AttemptRecord } from "../src/db/attempt-store.js";
 import { removeExpired, startJanitor } from "../src/delivery/janitor.js";
 import { startSweeper, sweepOverdueDeliveries } from "../src/delivery/sweeper.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";

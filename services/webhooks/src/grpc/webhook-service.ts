@@ -25,6 +25,7 @@ import {
   type EndpointStore,
   type EndpointWithSecrets,
 } from "../db/endpoint-store.js";
+import { appendEndpointResumed, type EndpointEvents } from "../db/endpoint-events.js";
 import {
   createLedgerStore,
   deliveryState,
@@ -33,9 +34,11 @@ import {
   type LedgerStore,
 } from "../db/ledger-store.js";
 import type { TargetResolver } from "../delivery/target-resolver.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import {
   checkExpectedVersion,
   currentApiVersion,
+  ENDPOINT_DEAD_LETTERED,
   endpointRefusal,
   InvalidEndpointError,
   validateEndpointUpdate,
@@ -49,8 +52,6 @@ import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from 
 import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
 import { rotationGraceMs } from "../domain/signature.js";
 import { buildTestEvent } from "../domain/test-event.js";
-import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
-import { appendEndpointResumed, ENDPOINT_DEAD_LETTERED, type EndpointEvents } from "../events/endpoint-events.js";
 
 export interface WebhookServiceDeps {
   db: Knex;
