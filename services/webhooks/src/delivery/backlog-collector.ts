@@ -26,7 +26,7 @@ import type { Logger } from "@platform/service-kit/logger";
 import type { Knex } from "@platform/service-kit/postgres";
 import { Gauge, type Registry } from "prom-client";
 import { endpointClasses, measureBacklog, type BacklogByClass, type EndpointClass } from "../db/delivery-backlog.js";
-import { every, type Periodic } from "./sweeper.js";
+import { every, type Periodic } from "./periodic.js";
 
 export function startBacklogCollector(options: {
   db: Knex;

@@ -6,7 +6,7 @@
 import type { Logger } from "@platform/service-kit/logger";
 import type { Knex } from "@platform/service-kit/postgres";
 import { removeExpired } from "../db/retention.js";
-import { every, type Periodic } from "./sweeper.js";
+import { every, type Periodic } from "./periodic.js";
 
 export function startJanitor(options: {
   db: Knex;

@@ -8,6 +8,7 @@ import type { Logger } from "@platform/service-kit/logger";
 import type { Knex } from "@platform/service-kit/postgres";
 import { bumpOverdueDeliveries } from "../db/due-deliveries.js";
 import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
+import { every, type Periodic } from "./periodic.js";
 
 /** One sweep: re-enqueues up to `limit` overdue deliveries; returns their jobs. */
 export async function sweepOverdueDeliveries(
@@ -18,26 +19,6 @@ export async function sweepOverdueDeliveries(
   const jobs = await bumpOverdueDeliveries(db, { overdueMs: options.overdueMs, limit: options.limit ?? 500 });
   await queue.enqueue(jobs);
   return jobs;
-}
-
-export interface Periodic {
-  stop(): Promise<void>;
-}
-
-/** Runs `task` every `intervalMs` (never two at once), logging failures; stop() awaits the one running. */
-export function every(intervalMs: number, task: () => Promise<void>): Periodic {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = task().finally(() => (running = undefined));
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
 }
 
 export function startSweeper(options: {
