@@ -7,7 +7,7 @@ import {
   loadConfig,
   type Environment,
 } from "@platform/service-kit/config";
-import { defaultRetryDelays, parseRetryDelays } from "./domain/retry-schedule.js";
+import { defaultRetryDelays, parseRetryDelays } from "./domain/retry-delays.js";
 import { parseSecretsKey } from "./domain/secret-box.js";
 import { parseAllowedPorts } from "./domain/target-address.js";
 

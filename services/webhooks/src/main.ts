@@ -14,9 +14,10 @@ import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
-import { withBatchedAttempts } from "./delivery/attempt-batcher.js";
-import { withBatchedClaims } from "./delivery/claim-batcher.js";
-import { createAttemptStore } from "./delivery/attempt-store.js";
+import { withBatchedAttempts } from "./db/attempt-batcher.js";
+import { createAttemptStore } from "./db/attempt-store.js";
+import { withBatchedClaims } from "./db/claim-batcher.js";
+import { resealEndpointSecrets } from "./db/secret-reseal.js";
 import { startBacklogCollector } from "./delivery/backlog-collector.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
@@ -29,7 +30,6 @@ import { startFanout } from "./events/fanout.js";
 import { declareStreams, streamNames } from "./events/streams.js";
 import { createEventService } from "./grpc/event-service.js";
 import { createWebhookService } from "./grpc/webhook-service.js";
-import { resealEndpointSecrets } from "./db/secret-reseal.js";
 
 const bootLogger = createLogger("webhooks", "info");
 

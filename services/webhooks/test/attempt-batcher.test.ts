@@ -9,10 +9,10 @@ import { createDatabase, migrateToLatest, type Knex } from "@platform/service-ki
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
-import { createAttemptBatcher } from "../src/delivery/attempt-batcher.js";
+import { createAttemptBatcher } from "../src/db/attempt-batcher.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";
-import { createAttemptStore, type AttemptRecord, type AttemptStore } from "../src/delivery/attempt-store.js";
-import { withBatchedClaims } from "../src/delivery/claim-batcher.js";
+import { createAttemptStore, type AttemptRecord, type AttemptStore } from "../src/db/attempt-store.js";
+import { withBatchedClaims } from "../src/db/claim-batcher.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
 

@@ -17,7 +17,7 @@ import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
-import { createAttemptStore } from "../src/delivery/attempt-store.js";
+import { createAttemptStore } from "../src/db/attempt-store.js";
 import { startDeliveryWorker, type DeliveryWorker } from "../src/delivery/delivery-worker.js";
 import type { DeliveryResponse, HttpsSender } from "../src/delivery/https-sender.js";
 import { createPipelineMetrics } from "../src/delivery/pipeline-metrics.js";
@@ -25,7 +25,7 @@ import { createTargetResolver } from "../src/delivery/target-resolver.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
 import { generateSigningSecret, parseSecretsKey, sealSecret, type SecretKeyRing } from "../src/domain/secret-box.js";
-import type { DeliveryQueue } from "../src/events/delivery-jobs.js";
+import type { DeliveryQueue } from "../src/domain/delivery-job.js";
 import { createJetStreamDeliveryQueue } from "../src/events/delivery-queue.js";
 import { declareStreams, deleteStreams, streamNames, type StreamNames } from "../src/events/streams.js";
 

@@ -27,7 +27,7 @@ import { createTargetResolver, type TargetRefusal } from "../src/delivery/target
 import { parseAllowedPorts } from "../src/domain/target-address.js";
 import { newDeliveryId, newEventId } from "../src/domain/ids.js";
 import { openSecret, parseSecretsKey, type SecretKeyRing } from "../src/domain/secret-box.js";
-import type { DeliveryJob } from "../src/events/delivery-jobs.js";
+import type { DeliveryJob } from "../src/domain/delivery-job.js";
 import { createWebhookService } from "../src/grpc/webhook-service.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import { literalHost, refusedTargets, stubLookup } from "./refused-targets.js";

@@ -2,12 +2,12 @@
  * The delivery ledger in Postgres: deliveries with their attempts, as partners list, inspect,
  * redrive and count them; and the writes that make deliveries due (resume, redrive, test
  * delivery), each bumping the delivery's generation so the job enqueued after the commit is the
- * only current one (events/delivery-jobs.ts). Every query names the tenant and the endpoint.
+ * only current one (domain/delivery-job.ts). Every query names the tenant and the endpoint.
  */
 import type { Knex } from "@platform/service-kit/postgres";
-import type { DeliveryJob } from "../events/delivery-jobs.js";
+import type { DeliveryJob } from "../domain/delivery-job.js";
 import { DELIVERY_ID } from "../domain/ids.js";
-import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
+import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 
 export interface DeliveryRecord {
   id: string;
@@ -92,7 +92,7 @@ function fromRow(row: DeliveryRow): DeliveryRecord {
   };
 }
 
-/** The life-cycle state of a delivery (retry-schedule.ts works on it). */
+/** The life-cycle state of a delivery (delivery-state.ts works on it). */
 export function deliveryState(delivery: DeliveryRecord): DeliveryState {
   return {
     status: delivery.status,

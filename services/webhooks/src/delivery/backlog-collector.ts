@@ -25,52 +25,8 @@
 import type { Logger } from "@platform/service-kit/logger";
 import type { Knex } from "@platform/service-kit/postgres";
 import { Gauge, type Registry } from "prom-client";
-import { every, type Periodic } from "./sweeper.js";
-
-export const endpointClasses = ["healthy", "failing", "paused"] as const;
-export type EndpointClass = (typeof endpointClasses)[number];
-
-export interface BacklogByClass {
-  pending: number;
-  endpoints: number;
-  /**
-   * Seconds since the earliest moment one of them started waiting (database clock; negative when
-   * that moment is still ahead, a retry not due yet), or null when there is none.
-   */
-  oldestAgeSeconds: number | null;
-}
-
-/** One query over the unfinished deliveries (partial indexes on status), grouped by endpoint class. */
-export async function measureBacklog(db: Knex): Promise<Record<EndpointClass, BacklogByClass>> {
-  const result = await db.raw<{
-    rows: { endpoint_class: EndpointClass; pending: string; endpoints: string; oldest_age: string | null }[];
-  }>(
-    `with per_endpoint as (
-       select endpoint_id, count(*) as pending, min(coalesce(next_attempt_at, updated_at)) as oldest,
-              bool_or(status = 'awaiting_retry') as retrying
-         from deliveries
-        where status in ('pending', 'awaiting_retry', 'held')
-        group by endpoint_id)
-     select case when e.paused or e.deleted_at is not null then 'paused'
-                 when p.retrying then 'failing'
-                 else 'healthy' end as endpoint_class,
-            sum(p.pending) as pending, count(*) as endpoints,
-            extract(epoch from now() - min(p.oldest)) as oldest_age
-       from per_endpoint p join endpoints e on e.id = p.endpoint_id
-      group by 1`,
-  );
-  const out = Object.fromEntries(
-    endpointClasses.map((c) => [c, { pending: 0, endpoints: 0, oldestAgeSeconds: null }]),
-  ) as unknown as Record<EndpointClass, BacklogByClass>;
-  for (const row of result.rows) {
-    out[row.endpoint_class] = {
-      pending: Number(row.pending),
-      endpoints: Number(row.endpoints),
-      oldestAgeSeconds: row.oldest_age === null ? null : Number(row.oldest_age),
-    };
-  }
-  return out;
-}
+import { endpointClasses, measureBacklog, type BacklogByClass, type EndpointClass } from "../db/delivery-backlog.js";
+import { every, type Periodic } from "./periodic.js";
 
 export function startBacklogCollector(options: {
   db: Knex;

@@ -13,12 +13,12 @@
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import type { AttemptStore, ClaimedDelivery } from "../db/attempt-store.js";
 import { classifyAttempt, type AttemptOutcome, type AttemptResult } from "../domain/attempt-outcome.js";
 import { openSecret, type SecretKeyRing } from "../domain/secret-box.js";
 import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecrets } from "../domain/signature.js";
 import { decodeDeliveryJob } from "../events/delivery-queue.js";
 import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
-import type { AttemptStore, ClaimedDelivery } from "./attempt-store.js";
 import { createEndpointScheduler, type Running } from "./endpoint-scheduler.js";
 import type { DeliveryResponse, HttpsSender } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";

@@ -6,7 +6,9 @@
  */
 import type { Logger } from "@platform/service-kit/logger";
 import type { Knex } from "@platform/service-kit/postgres";
-import type { DeliveryJob, DeliveryQueue } from "../events/delivery-jobs.js";
+import { bumpOverdueDeliveries } from "../db/due-deliveries.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
+import { every, type Periodic } from "./periodic.js";
 
 /** One sweep: re-enqueues up to `limit` overdue deliveries; returns their jobs. */
 export async function sweepOverdueDeliveries(
@@ -14,46 +16,9 @@ export async function sweepOverdueDeliveries(
   queue: DeliveryQueue,
   options: { overdueMs: number; limit?: number },
 ): Promise<DeliveryJob[]> {
-  const rows = await db.raw<{ rows: { id: string; generation: number; endpoint_id: string }[] }>(
-    `update deliveries d set generation = d.generation + 1, updated_at = now()
-       from (select id from deliveries
-              where status in ('pending', 'awaiting_retry')
-                and next_attempt_at < now() - make_interval(secs => ?::double precision / 1000)
-                and (leased_until is null or leased_until < now())
-              order by next_attempt_at
-              limit ?
-              for update skip locked) overdue
-      where d.id = overdue.id
-  returning d.id, d.generation, d.endpoint_id`,
-    [options.overdueMs, options.limit ?? 500],
-  );
-  const jobs = rows.rows.map((row) => ({
-    deliveryId: row.id,
-    generation: row.generation,
-    endpointId: row.endpoint_id,
-  }));
+  const jobs = await bumpOverdueDeliveries(db, { overdueMs: options.overdueMs, limit: options.limit ?? 500 });
   await queue.enqueue(jobs);
   return jobs;
-}
-
-export interface Periodic {
-  stop(): Promise<void>;
-}
-
-/** Runs `task` every `intervalMs` (never two at once), logging failures; stop() awaits the one running. */
-export function every(intervalMs: number, task: () => Promise<void>): Periodic {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = task().finally(() => (running = undefined));
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
 }
 
 export function startSweeper(options: {

@@ -4,11 +4,20 @@
  * once, each with a stable code. Whether the URL's host resolves to a public address is checked
  * by the delivery side (it needs DNS), not here.
  */
+import type { CatalogueCode } from "@platform/codes";
 import { DomainError, InvalidArgumentError, NotFoundError } from "@platform/service-kit/errors";
 import { eventFilterProblems, type EventFilterProblemCode } from "./event-catalog.js";
 
 /** The payload schema version new endpoints are pinned to (spec 9). */
 export const currentApiVersion = "2026-07-01";
+
+/**
+ * A dead-letter paused the endpoint: its attention reason, and the type and the reason_code of the
+ * internal fact that tells the tenant projections (one catalogue code for all three).
+ */
+export const ENDPOINT_DEAD_LETTERED = "webhook.endpoint_dead_lettered" satisfies CatalogueCode;
+/** The type of the internal fact that an endpoint a dead-letter paused was resumed. */
+export const ENDPOINT_RESUMED = "webhook.endpoint_resumed";
 
 export const maxUrlLength = 2048;
 export const maxDescriptionLength = 500;

@@ -6,7 +6,8 @@
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import type { JetStreamClient } from "nats";
-import type { DeliveryJob, DeliveryQueue } from "./delivery-jobs.js";
+import { endpointsOfDeliveries } from "../db/due-deliveries.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import { deliverySubject } from "./streams.js";
 
 export function encodeDeliveryJob(job: DeliveryJob): Uint8Array {
@@ -36,14 +37,8 @@ export function createJetStreamDeliveryQueue(options: {
     async enqueue(jobs) {
       if (jobs.length === 0) return;
       const unrouted = jobs.filter((job) => job.endpointId === undefined).map((job) => job.deliveryId);
-      const endpoints = new Map<string, string>();
-      if (unrouted.length > 0) {
-        const rows = await options
-          .db("deliveries")
-          .whereIn("id", unrouted)
-          .select<{ id: string; endpoint_id: string }[]>("id", "endpoint_id");
-        for (const row of rows) endpoints.set(row.id, row.endpoint_id);
-      }
+      const endpoints =
+        unrouted.length > 0 ? await endpointsOfDeliveries(options.db, unrouted) : new Map<string, string>();
       await Promise.all(
         jobs.flatMap((job) => {
           const endpointId = job.endpointId ?? endpoints.get(job.deliveryId);

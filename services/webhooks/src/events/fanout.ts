@@ -17,21 +17,14 @@ import { consumeFromOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
 import { startPullLoop } from "@platform/service-kit/nats";
 import type { JetStreamClient, JsMsg } from "nats";
-import { findEventType, matchesFilters } from "../domain/event-catalog.js";
-import { buildEnvelope, serializeEnvelope, type PlatformEvent } from "../domain/envelope.js";
-import { newDeliveryId } from "../domain/ids.js";
+import type { Counter } from "prom-client";
+import { firstJobsOfEvent } from "../db/due-deliveries.js";
+import { recordEvent } from "../db/event-store.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
+import type { PlatformEvent } from "../domain/envelope.js";
+import { findEventType } from "../domain/event-catalog.js";
 import { platformEventFromBus } from "../domain/published-event.js";
-import { newDelivery } from "../domain/retry-schedule.js";
-import type { PipelineMetrics } from "../delivery/pipeline-metrics.js";
-import type { DeliveryJob, DeliveryQueue } from "./delivery-jobs.js";
 import { FANOUT_CONSUMER, type StreamNames } from "./streams.js";
-
-interface EndpointRow {
-  id: string;
-  event_types: string[];
-  api_version: string;
-  paused: boolean;
-}
 
 export interface FanOutResult {
   /** False when the event was already there (a redelivery): no delivery was added. */
@@ -53,62 +46,8 @@ export async function fanOutEvent(
   options: { livemode?: boolean } = {},
 ): Promise<FanOutResult> {
   const livemode = options.livemode ?? true;
-  const { newEvent, deliveries } = await db.transaction(async (trx) => {
-    const inserted = await trx("events")
-      .insert({
-        id: event.id,
-        tenant_id: event.tenant,
-        type: event.type,
-        occurred_at: event.occurredAt,
-        data: JSON.stringify(event.object),
-        livemode,
-      })
-      .onConflict("id")
-      .ignore()
-      .returning("id");
-    // The event is recorded with this commit: its outbox row (when EventService published it)
-    // has done its work. Until now it was the only copy besides the stream's.
-    await consumeFromOutbox(trx, event.id);
-    if (inserted.length === 0) return { newEvent: false, deliveries: 0 };
-    const endpoints = await trx("endpoints")
-      .where({ tenant_id: event.tenant })
-      .whereNull("deleted_at")
-      .select<EndpointRow[]>("id", "event_types", "api_version", "paused");
-    const now = new Date();
-    const rows = endpoints
-      .filter((endpoint) => matchesFilters(event.type, endpoint.event_types))
-      .map((endpoint) => {
-        const state = newDelivery({ now, endpointPaused: endpoint.paused });
-        const body = serializeEnvelope(buildEnvelope(event, { apiVersion: endpoint.api_version, livemode }));
-        return {
-          id: newDeliveryId(),
-          tenant_id: event.tenant,
-          endpoint_id: endpoint.id,
-          event_id: event.id,
-          event_type: event.type,
-          livemode,
-          payload: body.toString("utf8"),
-          status: state.status,
-          attempts: 0,
-          attempts_total: 0,
-          next_attempt_at: state.nextAttemptAt,
-          generation: 1,
-          created_at: now,
-          updated_at: now,
-        };
-      });
-    if (rows.length === 0) return { newEvent: true, deliveries: 0 };
-    const created = await trx("deliveries")
-      .insert(rows)
-      .onConflict(["event_id", "endpoint_id"])
-      .ignore()
-      .returning("id");
-    return { newEvent: true, deliveries: created.length };
-  });
-  const due = await db("deliveries")
-    .where({ event_id: event.id, status: "pending", attempts_total: 0 })
-    .select<{ id: string; generation: number; endpoint_id: string }[]>("id", "generation", "endpoint_id");
-  const jobs = due.map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id }));
+  const { newEvent, deliveries } = await recordEvent(db, event, { livemode });
+  const jobs = await firstJobsOfEvent(db, event.id);
   await queue.enqueue(jobs);
   return { newEvent, deliveries, jobs };
 }
@@ -153,6 +92,11 @@ export function internalEvent(data: Uint8Array): { id: string; type: string } | 
   return message.kind === "internal" ? { id: message.id, type: message.type } : undefined;
 }
 
+/** The fan-out's metric (one of the pipeline metrics, delivery/pipeline-metrics.ts). */
+export interface FanoutMetrics {
+  eventsFannedOut: Pick<Counter, "inc">;
+}
+
 export interface Fanout {
   stop(): Promise<void>;
 }
@@ -166,7 +110,7 @@ export function startFanout(options: {
   names: StreamNames;
   queue: DeliveryQueue;
   logger: Logger;
-  metrics: PipelineMetrics;
+  metrics: FanoutMetrics;
   /** Events fetched, and handled concurrently, at a time. */
   batchSize?: number;
   fetchExpiresMs?: number;

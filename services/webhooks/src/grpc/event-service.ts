@@ -8,8 +8,8 @@
 import { EventServiceService } from "@platform/proto/webhooks/v1";
 import { busEventOutboxEntry } from "@platform/service-kit/event-bus";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
-import { appendToOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
+import { appendNewEventToOutbox } from "../db/event-store.js";
 import { newEventId } from "../domain/ids.js";
 import { validatePublishedEvent } from "../domain/published-event.js";
 
@@ -25,21 +25,7 @@ export function createEventService(deps: {
     async publishEvent(request) {
       const event = validatePublishedEvent(request, { now: now(), newId: newEventId });
       const entry = busEventOutboxEntry(deps.namespace, { ...event, tenantId: event.tenant });
-      const appended = await deps.db.transaction(async (trx) => {
-        // Already fanned out (the fan-out removes the outbox row): nothing new to publish.
-        const known = await trx("events").where({ id: event.id }).first<{ id: string } | undefined>("id");
-        if (known) return false;
-        const added = await appendToOutbox(trx, entry);
-        if (!added) return false;
-        // The fan-out may have recorded the event and deleted its outbox row after the check above
-        // (this insert then waited for that commit): a new row would be an orphan the fan-out
-        // never removes, its publish dropped by the stream as a duplicate. This statement sees
-        // that commit.
-        const recorded = await trx("events").where({ id: event.id }).first<{ id: string } | undefined>("id");
-        if (!recorded) return true;
-        await trx("outbox").where({ event_id: event.id }).delete();
-        return false;
-      });
+      const appended = await appendNewEventToOutbox(deps.db, event.id, entry);
       if (appended) deps.kickRelay();
       return { eventId: event.id, duplicate: !appended };
     },

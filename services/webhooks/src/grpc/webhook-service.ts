@@ -25,6 +25,7 @@ import {
   type EndpointStore,
   type EndpointWithSecrets,
 } from "../db/endpoint-store.js";
+import { appendEndpointResumed, type EndpointEvents } from "../db/endpoint-events.js";
 import {
   createLedgerStore,
   deliveryState,
@@ -33,9 +34,11 @@ import {
   type LedgerStore,
 } from "../db/ledger-store.js";
 import type { TargetResolver } from "../delivery/target-resolver.js";
+import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import {
   checkExpectedVersion,
   currentApiVersion,
+  ENDPOINT_DEAD_LETTERED,
   endpointRefusal,
   InvalidEndpointError,
   validateEndpointUpdate,
@@ -45,12 +48,10 @@ import { buildEnvelope, serializeEnvelope } from "../domain/envelope.js";
 import { eventCatalog } from "../domain/event-catalog.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../domain/ids.js";
 import { decodeCursor, encodeCursor, pageSize } from "../domain/page-cursor.js";
-import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from "../domain/retry-schedule.js";
+import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from "../domain/delivery-state.js";
 import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
 import { rotationGraceMs } from "../domain/signature.js";
 import { buildTestEvent } from "../domain/test-event.js";
-import type { DeliveryJob, DeliveryQueue } from "../events/delivery-jobs.js";
-import { appendEndpointResumed, ENDPOINT_DEAD_LETTERED, type EndpointEvents } from "../events/endpoint-events.js";
 
 export interface WebhookServiceDeps {
   db: Knex;

@@ -10,8 +10,7 @@
  * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
  */
 import type { Knex } from "@platform/service-kit/postgres";
-import type { EndpointEvents } from "../events/endpoint-events.js";
-import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/retry-schedule.js";
+import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 import {
   attemptRowOf,
   pauseDeadLetteredEndpoints,
@@ -19,6 +18,7 @@ import {
   type AttemptStore,
   type RecordedAttempt,
 } from "./attempt-store.js";
+import type { EndpointEvents } from "./endpoint-events.js";
 
 interface Pending {
   deliveryId: string;

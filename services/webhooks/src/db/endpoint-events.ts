@@ -8,9 +8,7 @@
 import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { appendToOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
-
-export const ENDPOINT_DEAD_LETTERED = "webhook.endpoint_dead_lettered";
-export const ENDPOINT_RESUMED = "webhook.endpoint_resumed";
+import { ENDPOINT_DEAD_LETTERED, ENDPOINT_RESUMED } from "../domain/endpoint.js";
 
 export interface EndpointEvents {
   namespace: string;
@@ -37,7 +35,7 @@ export function appendEndpointDeadLettered(
   return append(trx, namespace, change.tenantId, ENDPOINT_DEAD_LETTERED, {
     endpoint_id: change.endpointId,
     delivery_id: change.deliveryId,
-    reason_code: "webhook.endpoint_dead_lettered",
+    reason_code: ENDPOINT_DEAD_LETTERED,
   });
 }
 

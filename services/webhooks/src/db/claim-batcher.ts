@@ -6,7 +6,7 @@
  * also tells a stale job from a leased one. Same lease and answers as AttemptStore.claim.
  */
 import type { Knex } from "@platform/service-kit/postgres";
-import type { DeliveryJob } from "../events/delivery-jobs.js";
+import type { DeliveryJob } from "../domain/delivery-job.js";
 import {
   claimedDeliveryOf,
   claimReturning,

@@ -4,18 +4,17 @@
  * deleted, and recording an attempt together with the delivery's new state in one transaction.
  */
 import type { Knex } from "@platform/service-kit/postgres";
-import { appendEndpointDeadLettered, type EndpointEvents } from "../events/endpoint-events.js";
-import type { DeliveryJob } from "../events/delivery-jobs.js";
+import type { DeliveryJob } from "../domain/delivery-job.js";
 import {
   hold,
   recordClaimedAttempt,
   type DeliveryState,
   type DeliveryStatus,
   type Transition,
-} from "../domain/retry-schedule.js";
+} from "../domain/delivery-state.js";
+import { ENDPOINT_DEAD_LETTERED } from "../domain/endpoint.js";
+import { appendEndpointDeadLettered, type EndpointEvents } from "./endpoint-events.js";
 
-/** The reason recorded on an endpoint that a dead-letter paused. */
-export const deadLetterAttentionReason = "webhook.endpoint_dead_lettered";
 /** The last_error of a delivery whose endpoint was deleted before it could be attempted. */
 export const endpointDeletedError = "endpoint_deleted";
 
@@ -160,7 +159,7 @@ export async function pauseDeadLetteredEndpoints(
     )
     .update({
       paused: true,
-      attention_reason: deadLetterAttentionReason,
+      attention_reason: ENDPOINT_DEAD_LETTERED,
       version: trx.raw("version + 1"),
       updated_at: trx.fn.now(),
     });

@@ -1,0 +1,51 @@
+/**
+ * The deliveries that need a job, and where a job goes: the fan-out's first jobs of an event, the
+ * sweeper's overdue deliveries whose job was lost (a new generation each), and the endpoint of a
+ * job enqueued without one (jobs travel on a per-endpoint subject).
+ */
+import type { Knex } from "@platform/service-kit/postgres";
+import type { DeliveryJob } from "../domain/delivery-job.js";
+
+/** The jobs of an event's deliveries that are still pending and never attempted. */
+export async function firstJobsOfEvent(db: Knex, eventId: string): Promise<DeliveryJob[]> {
+  const due = await db("deliveries")
+    .where({ event_id: eventId, status: "pending", attempts_total: 0 })
+    .select<{ id: string; generation: number; endpoint_id: string }[]>("id", "generation", "endpoint_id");
+  return due.map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id }));
+}
+
+/**
+ * Up to `limit` deliveries that are due (pending or awaiting_retry), overdue by more than
+ * `overdueMs` and not leased: each gets a new generation; returns the jobs of the new ones.
+ */
+export async function bumpOverdueDeliveries(
+  db: Knex,
+  options: { overdueMs: number; limit: number },
+): Promise<DeliveryJob[]> {
+  const rows = await db.raw<{ rows: { id: string; generation: number; endpoint_id: string }[] }>(
+    `update deliveries d set generation = d.generation + 1, updated_at = now()
+       from (select id from deliveries
+              where status in ('pending', 'awaiting_retry')
+                and next_attempt_at < now() - make_interval(secs => ?::double precision / 1000)
+                and (leased_until is null or leased_until < now())
+              order by next_attempt_at
+              limit ?
+              for update skip locked) overdue
+      where d.id = overdue.id
+  returning d.id, d.generation, d.endpoint_id`,
+    [options.overdueMs, options.limit],
+  );
+  return rows.rows.map((row) => ({
+    deliveryId: row.id,
+    generation: row.generation,
+    endpointId: row.endpoint_id,
+  }));
+}
+
+/** The endpoints of these deliveries (a delivery that no longer exists is absent). */
+export async function endpointsOfDeliveries(db: Knex, deliveryIds: readonly string[]): Promise<Map<string, string>> {
+  const rows = await db("deliveries")
+    .whereIn("id", deliveryIds)
+    .select<{ id: string; endpoint_id: string }[]>("id", "endpoint_id");
+  return new Map(rows.map((row) => [row.id, row.endpoint_id]));
+}
