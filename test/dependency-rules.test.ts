@@ -72,8 +72,12 @@ const layeredService: Tree = {
     'import { project } from "../events/projector.js";',
     "export const serve = (limit: number) => { listPets(limit); project(); };",
   ].join("\n"),
-  "services/a/src/events/projector.ts":
-    'import { listPets } from "../db/pet-store.js";\nexport const project = () => listPets(1);\n',
+  // events/ reads config.ts, which sits beside main.ts (which imports grpc/): no folder cycle.
+  "services/a/src/events/projector.ts": [
+    'import { config } from "../config.js";',
+    'import { listPets } from "../db/pet-store.js";',
+    "export const project = () => listPets(config.limit);",
+  ].join("\n"),
   "services/a/src/db/pet-store.ts":
     'import { clampLimit } from "../domain/pet.js";\nexport const listPets = (n: number) => clampLimit(n);\n',
   "services/a/src/domain/pet.ts": [
