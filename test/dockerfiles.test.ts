@@ -41,6 +41,18 @@ function stages(text: string): { from: string; lines: string[] }[] {
   return result;
 }
 
+describe("deploy/docker/Dockerfile.template", () => {
+  it("is what every service's Dockerfile is generated from (else: npm run generate:dockerfiles)", async () => {
+    const generator = join(root, "deploy", "docker", "generate.js");
+    const { dockerfiles } = (await import(generator)) as { dockerfiles: () => Promise<Map<string, string>> };
+    const generated = await dockerfiles();
+    expect([...generated.keys()].sort()).toEqual(services.map((s) => `services/${s}/Dockerfile`).sort());
+    for (const [path, text] of generated) {
+      expect(readFileSync(join(root, path), "utf8"), `${path} is stale: run npm run generate:dockerfiles`).toBe(text);
+    }
+  });
+});
+
 describe.each(services)("services/%s/Dockerfile", (service) => {
   const text = readFileSync(join(root, "services", service, "Dockerfile"), "utf8");
   const [build, runtime, ...rest] = stages(text);

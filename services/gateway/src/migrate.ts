@@ -2,17 +2,8 @@
  * `node dist/src/migrate.js`: brings the gateway schema to the latest migration and exits.
  * Kubernetes runs it as a pre-install/pre-upgrade hook Job before the new pods start.
  */
-import { createLogger } from "@platform/service-kit/logger";
-import { runMigrations } from "@platform/service-kit/migrate-command";
-import { failStartup } from "@platform/service-kit/shutdown";
+import { runMigrateEntryPoint } from "@platform/service-kit/migrate-command";
 import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
 
-const logger = createLogger("gateway-migrate", "info");
-
-try {
-  const config = loadGatewayConfig(process.env);
-  await runMigrations({ databaseUrl: config.DATABASE_URL, schema: GATEWAY_SCHEMA, migrations, logger });
-} catch (error) {
-  failStartup(logger, error);
-}
+await runMigrateEntryPoint({ service: "gateway", schema: GATEWAY_SCHEMA, migrations, loadConfig: loadGatewayConfig });
