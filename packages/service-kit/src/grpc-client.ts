@@ -5,7 +5,6 @@ import {
   status as Status,
   type ChannelInterface,
   type ChannelOptions,
-  type Client,
   type StatusObject,
 } from "@grpc/grpc-js";
 import { GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
@@ -156,20 +155,4 @@ function startUnaryCall<Req, Res>(
     call.halfClose();
     call.startRead();
   });
-}
-
-/** One unary call on a grpc-js client's channel (the per-method wrappers' primitive, until they go). */
-export function callUnary<Req, Res>(
-  client: Client,
-  method: Pick<UnaryMethod<Req, Res>, "path" | "requestSerialize" | "responseDeserialize">,
-  request: Req,
-  options: { requestId: string; timeoutMs: number },
-): Promise<Res> {
-  return startUnaryCall(
-    client.getChannel(),
-    method as UnaryMethod<Req, Res>,
-    request,
-    options.requestId,
-    options.timeoutMs,
-  );
 }
