@@ -20,7 +20,7 @@ import {
   type ListWorkResponse,
 } from "@platform/proto/notify/v1/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createChannel, createClient, GrpcCallError } from "./grpc-client.js";
+import { CLIENT_CHANNEL_OPTIONS, createChannel, createClient, GrpcCallError } from "./grpc-client.js";
 import { ERROR_CODE_METADATA, REQUEST_ID_METADATA } from "./grpc-server.js";
 
 /** What the server saw of one call: its method, request id metadata and the client's address. */
@@ -154,10 +154,14 @@ describe("createClient: typed calls over a real gRPC server", () => {
   });
 
   it("puts several services of one address on one channel: spread definitions, or one channel passed to each", async () => {
+    // Each channel with its own subchannel pool: without it, grpc-js shares one connection between
+    // channels of equal options, and the peer comparison below would prove nothing.
+    const ownConnection = { ...CLIENT_CHANNEL_OPTIONS, "grpc.use_local_subchannel_pool": 1 };
     const both = createClient({ ...CatalogServiceService, ...ProjectionServiceService }, address, {
       timeoutMs: 5_000,
+      channelOptions: ownConnection,
     });
-    const channel = createChannel(address);
+    const channel = createChannel(address, ownConnection);
     const catalog = createClient(CatalogServiceService, channel, { timeoutMs: 5_000 });
     const projections = createClient(ProjectionServiceService, channel, { timeoutMs: 5_000 });
     try {
@@ -174,9 +178,10 @@ describe("createClient: typed calls over a real gRPC server", () => {
         "getPet:c",
         "listWork:d",
       ]);
-      // One client port per pair: each pair's calls came over one connection.
+      // Each pair's calls came over its channel's one connection (one client port), the pairs over two.
       expect(calls[0]!.peer).toBe(calls[1]!.peer);
       expect(calls[2]!.peer).toBe(calls[3]!.peer);
+      expect(calls[0]!.peer).not.toBe(calls[2]!.peer);
     } finally {
       both.close();
       catalog.close();

@@ -46,7 +46,7 @@ export type ServiceClient<D> = {
     ? (request: Req, options: CallOptions) => Promise<Res>
     : never;
 } & {
-  /** Closes the channel if the client opened it (it was given an address); a shared channel is its opener's to close. */
+  /** Closes the channel if the client opened it (given an address); a channel passed in is its opener's to close. */
   close(): void;
 };
 
