@@ -1,11 +1,60 @@
-import { Metadata, status as Status, type Client, type StatusObject } from "@grpc/grpc-js";
-import { REQUEST_ID_METADATA } from "./grpc-server.js";
+import {
+  Channel,
+  credentials,
+  Metadata,
+  status as Status,
+  type ChannelInterface,
+  type ChannelOptions,
+  type StatusObject,
+} from "@grpc/grpc-js";
+import { GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
 
 /** A unary method of a generated service definition (ts-proto `XServiceService.method`). */
 export interface UnaryMethod<Req, Res> {
   path: string;
+  requestStream: false;
+  responseStream: false;
   requestSerialize(value: Req): Buffer;
   responseDeserialize(bytes: Buffer): Res;
+}
+
+/** A generated service definition (ts-proto `XServiceService`), or several spread into one object. */
+export type ServiceDefinition = Readonly<
+  Record<
+    string,
+    {
+      path: string;
+      requestStream: boolean;
+      responseStream: boolean;
+      requestSerialize(value: never): Buffer;
+      responseDeserialize(bytes: Buffer): unknown;
+    }
+  >
+>;
+
+/** What a caller says about one call. */
+export interface CallOptions {
+  /** Sent to the service as the `x-request-id` metadata; the service logs with it. */
+  requestId: string;
+  /** This call's deadline, in milliseconds from its start, instead of the client's default. */
+  timeoutMs?: number;
+}
+
+/** A client's methods, derived from its definition: one promise-returning function per unary method. */
+export type ServiceClient<D> = {
+  [K in keyof D as D[K] extends UnaryMethod<never, unknown> ? K : never]: D[K] extends UnaryMethod<infer Req, infer Res>
+    ? (request: Req, options: CallOptions) => Promise<Res>
+    : never;
+} & {
+  /** Closes the channel if the client opened it (given an address); a channel passed in is its opener's to close. */
+  close(): void;
+};
+
+export interface ClientDefaults {
+  /** Every call's deadline, in milliseconds from its start, unless the call gives its own. */
+  timeoutMs: number;
+  /** Options of the channel the client opens when given an address (default CLIENT_CHANNEL_OPTIONS). */
+  channelOptions?: ChannelOptions;
 }
 
 /** A failed call, shaped like grpc-js's ServiceError: status code, details, trailing metadata. */
@@ -21,21 +70,70 @@ export class GrpcCallError extends Error {
 }
 
 /**
- * One unary call with a deadline and the request id, as a promise. It talks to the client's
- * channel directly rather than through grpc-js's Client method wrappers: no interceptor chain,
- * no per-call EventEmitter and stack capture. That is most of the gateway's per-request gRPC cost,
- * and the gateway makes one such call per partner request.
+ * Options of a long-lived client channel: GRPC_CHANNEL_OPTIONS plus keepalive pings every 30 s
+ * (answered within 10 s), so a connection that died quietly is noticed before a call waits on it.
  */
-export function callUnary<Req, Res>(
-  client: Client,
+export const CLIENT_CHANNEL_OPTIONS: ChannelOptions = {
+  ...GRPC_CHANNEL_OPTIONS,
+  "grpc.keepalive_time_ms": 30_000,
+  "grpc.keepalive_timeout_ms": 10_000,
+};
+
+/**
+ * One channel (one HTTP/2 connection, reconnecting) to an address, for the clients of every
+ * service that address serves. Plaintext: services talk inside the cluster network.
+ */
+export function createChannel(address: string, options: ChannelOptions = CLIENT_CHANNEL_OPTIONS): Channel {
+  return new Channel(address, credentials.createInsecure(), options);
+}
+
+/**
+ * A typed client of a generated service definition: `client.method(request, { requestId })`
+ * returns a promise of the response, or rejects with a GrpcCallError. Its type is derived from the
+ * definition, so no one writes a per-method interface or wrapper. Several services of one address
+ * share a channel either by spreading their definitions into one (`{ ...AService, ...BService }`)
+ * or by passing the same channel to several clients.
+ *
+ * Deadlines and the request id are set here and nowhere else. A failure keeps the service's status
+ * code, details and trailing metadata (GrpcCallError): all a caller needs to judge whether the call
+ * may have applied and a retry is safe, which the gateway does in one place (apiErrorFromGrpc).
+ */
+export function createClient<D extends ServiceDefinition>(
+  definition: D,
+  channelOrAddress: ChannelInterface | string,
+  defaults: ClientDefaults,
+): ServiceClient<D> {
+  if ("close" in definition) throw new Error(`${definition.close.path}: a method named close would hide close()`);
+  const ownChannel = typeof channelOrAddress === "string";
+  const channel = ownChannel ? createChannel(channelOrAddress, defaults.channelOptions) : channelOrAddress;
+  const client: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(definition)) {
+    if (method.requestStream || method.responseStream) continue;
+    const unary = method as unknown as UnaryMethod<unknown, unknown>;
+    client[name] = (request: unknown, options: CallOptions) =>
+      startUnaryCall(channel, unary, request, options.requestId, options.timeoutMs ?? defaults.timeoutMs);
+  }
+  client.close = ownChannel ? () => channel.close() : () => undefined;
+  return client as ServiceClient<D>;
+}
+
+/**
+ * One unary call with a deadline and the request id, as a promise. It talks to the channel
+ * directly rather than through grpc-js's Client method wrappers: no interceptor chain, no per-call
+ * EventEmitter and stack capture. That is most of the gateway's per-request gRPC cost, and the
+ * gateway makes one such call per partner request.
+ */
+function startUnaryCall<Req, Res>(
+  channel: ChannelInterface,
   method: UnaryMethod<Req, Res>,
   request: Req,
-  options: { requestId: string; timeoutMs: number },
+  requestId: string,
+  timeoutMs: number,
 ): Promise<Res> {
   const metadata = new Metadata();
-  metadata.set(REQUEST_ID_METADATA, options.requestId);
+  metadata.set(REQUEST_ID_METADATA, requestId);
   return new Promise<Res>((resolve, reject) => {
-    const call = client.getChannel().createCall(method.path, Date.now() + options.timeoutMs, undefined, null, null);
+    const call = channel.createCall(method.path, Date.now() + timeoutMs, undefined, null, null);
     let response: { value: Res } | undefined;
     call.start(metadata, {
       onReceiveMetadata: () => undefined,

@@ -1,9 +1,9 @@
-import { credentials, status as Status, type Metadata } from "@grpc/grpc-js";
+import { status as Status, type Metadata } from "@grpc/grpc-js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import { declareEventsStream, eventsStreamName } from "@platform/service-kit/event-bus";
-import { callUnary } from "@platform/service-kit/grpc-client";
+import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
 import {
   createGrpcInstrumentation,
   instrumentService,
@@ -12,8 +12,8 @@ import {
 } from "@platform/service-kit/grpc-server";
 import { createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry } from "@platform/service-kit/metrics";
-import { TenantServiceClient, TenantServiceService } from "@platform/proto/notify/v1";
-import { ActivationServiceClient, ActivationServiceService } from "@platform/proto/notify/v1/activation";
+import { TenantServiceService } from "@platform/proto/notify/v1";
+import { ActivationServiceService } from "@platform/proto/notify/v1/activation";
 import { startOutboxRelay, type OutboxRelay } from "@platform/service-kit/outbox";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
@@ -55,32 +55,11 @@ describe("ActivationService over gRPC (in-process server, real Postgres and NATS
   let relay: OutboxRelay;
   const ns = newNatsNamespace();
   let server: RunningGrpcServer;
-  let activationClient: ActivationServiceClient;
-  let tenantClient: TenantServiceClient;
+  /** The services as a gRPC client sees them. */
+  let service: ServiceClient<typeof ActivationServiceService>;
+  let tenantService: ServiceClient<typeof TenantServiceService>;
   const options = { requestId: "req-activation", timeoutMs: 10_000 };
   const context = () => options;
-  type Req<D, K extends keyof D> = D[K] extends { requestSerialize: (value: infer R) => unknown } ? R : never;
-  type A = typeof ActivationServiceService;
-  type T = typeof TenantServiceService;
-  /** The services as a gRPC client sees them. */
-  const service = {
-    startActivation: (r: Req<A, "startActivation">, o: typeof options) =>
-      callUnary(activationClient, ActivationServiceService.startActivation, r, o),
-    getActivation: (r: Req<A, "getActivation">, o: typeof options) =>
-      callUnary(activationClient, ActivationServiceService.getActivation, r, o),
-    reportCapabilityCheck: (r: Req<A, "reportCapabilityCheck">, o: typeof options) =>
-      callUnary(activationClient, ActivationServiceService.reportCapabilityCheck, r, o),
-    getCapabilities: (r: Req<A, "getCapabilities">, o: typeof options) =>
-      callUnary(activationClient, ActivationServiceService.getCapabilities, r, o),
-  };
-  const tenantService = {
-    createTenant: (r: Req<T, "createTenant">, o: typeof options) =>
-      callUnary(tenantClient, TenantServiceService.createTenant, r, o),
-    getTenant: (r: Req<T, "getTenant">, o: typeof options) =>
-      callUnary(tenantClient, TenantServiceService.getTenant, r, o),
-    activateTenant: (r: Req<T, "activateTenant">, o: typeof options) =>
-      callUnary(tenantClient, TenantServiceService.activateTenant, r, o),
-  };
   const idempotency = { ttlMs: 60_000, leaseMs: 30_000 };
 
   beforeAll(async () => {
@@ -129,12 +108,12 @@ describe("ActivationService over gRPC (in-process server, real Postgres and NATS
         },
       ],
     });
-    activationClient = new ActivationServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
-    tenantClient = new TenantServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+    service = createClient(ActivationServiceService, `127.0.0.1:${server.port}`, { timeoutMs: 10_000 });
+    tenantService = createClient(TenantServiceService, `127.0.0.1:${server.port}`, { timeoutMs: 10_000 });
   });
   afterAll(async () => {
-    activationClient?.close();
-    tenantClient?.close();
+    service?.close();
+    tenantService?.close();
     await server?.shutdown(1_000);
     await relay?.stop();
     await nc?.close();

@@ -4,9 +4,8 @@
  * SSRF refusals by address class and path (attempt and creation), the backlog gauges per endpoint
  * class, and the ids on every attempt's log line.
  */
-import { credentials } from "@grpc/grpc-js";
-import { WebhookServiceClient, WebhookServiceService } from "@platform/proto/webhooks/v1";
-import { callUnary, GrpcCallError } from "@platform/service-kit/grpc-client";
+import { WebhookServiceService } from "@platform/proto/webhooks/v1";
+import { createClient, GrpcCallError } from "@platform/service-kit/grpc-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestCertificates,
@@ -125,26 +124,25 @@ describe("webhooks metrics (webhooks process, real Postgres and NATS)", () => {
       return Number(rows[0]?.count) === 3 + 4 + 2;
     });
     // The creation path: a host that does not resolve is refused with 400 and counted.
-    const client = new WebhookServiceClient(
-      `127.0.0.1:${service.process.listening.grpcPort as number}`,
-      credentials.createInsecure(),
-    );
+    const client = createClient(WebhookServiceService, `127.0.0.1:${service.process.listening.grpcPort as number}`, {
+      timeoutMs: 10_000,
+    });
     try {
-      const refused = await callUnary(
-        client,
-        WebhookServiceService.createEndpoint as never,
-        {
-          tenantId: "m",
-          url: "https://also-nowhere.invalid/hooks",
-          description: "x",
-          eventTypes: ["booking.created"],
-          idempotencyKey: "create-refused",
-        },
-        { requestId: "req-1", timeoutMs: 10_000 },
-      ).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const refused = await client
+        .createEndpoint(
+          {
+            tenantId: "m",
+            url: "https://also-nowhere.invalid/hooks",
+            description: "x",
+            eventTypes: ["booking.created"],
+            idempotencyKey: "create-refused",
+          },
+          { requestId: "req-1" },
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
       expect(refused).toBeInstanceOf(GrpcCallError);
       expect((refused as GrpcCallError).metadata.get("error-code")[0]).toBe("webhook.target_not_allowed");
     } finally {

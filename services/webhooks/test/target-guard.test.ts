@@ -12,11 +12,10 @@ import { newNatsNamespace } from "@platform/local-stack/nats-namespace";
 import { randomBytes } from "node:crypto";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { Writable } from "node:stream";
-import { credentials } from "@grpc/grpc-js";
 import { eventually } from "@platform/local-stack/https-receiver";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
-import { WebhookServiceClient, WebhookServiceService } from "@platform/proto/webhooks/v1";
-import { callUnary } from "@platform/service-kit/grpc-client";
+import { WebhookServiceService } from "@platform/proto/webhooks/v1";
+import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
 import {
   createGrpcInstrumentation,
   instrumentService,
@@ -75,7 +74,7 @@ describe("the SSRF guard at every attempt (DNS rebinding between creation and at
   let queue: DeliveryQueue;
   let keyRing: SecretKeyRing;
   let server: RunningGrpcServer;
-  let client: WebhookServiceClient;
+  let client: ServiceClient<typeof WebhookServiceService>;
   let worker: DeliveryWorker;
   let trap: Awaited<ReturnType<typeof startTrap>>;
   let otherPortTrap: Awaited<ReturnType<typeof startTrap>>;
@@ -88,12 +87,7 @@ describe("the SSRF guard at every attempt (DNS rebinding between creation and at
   const tenant = `ten_${randomBytes(4).toString("hex")}`;
 
   const createEndpoint = async (url: string): Promise<string> => {
-    const answer = await callUnary<
-      Parameters<(typeof WebhookServiceService)["createEndpoint"]["requestSerialize"]>[0],
-      ReturnType<(typeof WebhookServiceService)["createEndpoint"]["responseDeserialize"]>
-    >(
-      client,
-      WebhookServiceService.createEndpoint,
+    const answer = await client.createEndpoint(
       {
         tenantId: tenant,
         url,
@@ -101,7 +95,7 @@ describe("the SSRF guard at every attempt (DNS rebinding between creation and at
         eventTypes: ["booking.created"],
         idempotencyKey: `k-${n++}`,
       },
-      { requestId: `req-${n++}`, timeoutMs: 10_000 },
+      { requestId: `req-${n++}` },
     );
     return answer.endpoint!.id;
   };
@@ -186,7 +180,7 @@ describe("the SSRF guard at every attempt (DNS rebinding between creation and at
         },
       ],
     });
-    client = new WebhookServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+    client = createClient(WebhookServiceService, `127.0.0.1:${server.port}`, { timeoutMs: 10_000 });
 
     const strict = createTargetResolver({
       allowPrivate: false,

@@ -1,14 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
-import { credentials, status as Status } from "@grpc/grpc-js";
+import { status as Status } from "@grpc/grpc-js";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
-import {
-  WebhookServiceClient,
-  WebhookServiceService,
-  type CreateEndpointRequest,
-  type Endpoint,
-} from "@platform/proto/webhooks/v1";
-import { callUnary, GrpcCallError } from "@platform/service-kit/grpc-client";
+import { WebhookServiceService, type CreateEndpointRequest, type Endpoint } from "@platform/proto/webhooks/v1";
+import { createClient, GrpcCallError, type CallOptions, type ServiceClient } from "@platform/service-kit/grpc-client";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import {
   createGrpcInstrumentation,
@@ -45,7 +40,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
   let scratch: ScratchDatabase;
   let db: Knex;
   let server: RunningGrpcServer;
-  let client: WebhookServiceClient;
+  let client: ServiceClient<Methods>;
   let keyRing: SecretKeyRing;
   const logLines: string[] = [];
   const jobs: DeliveryJob[] = [];
@@ -70,10 +65,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         );
 
   function rpc<K extends keyof Methods>(method: K, request: RequestOf<K>): Promise<ResponseOf<K>> {
-    return callUnary<RequestOf<K>, ResponseOf<K>>(client, WebhookServiceService[method] as never, request, {
-      requestId: `req-${n++}`,
-      timeoutMs: 10_000,
-    });
+    const call = client[method] as (request: RequestOf<K>, options: CallOptions) => Promise<ResponseOf<K>>;
+    return call(request, { requestId: `req-${n++}` });
   }
 
   async function failure(promise: Promise<unknown>): Promise<{ status: string; code: unknown; details: string }> {
@@ -216,7 +209,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         },
       ],
     });
-    client = new WebhookServiceClient(`127.0.0.1:${server.port}`, credentials.createInsecure());
+    client = createClient(WebhookServiceService, `127.0.0.1:${server.port}`, { timeoutMs: 10_000 });
   });
 
   afterAll(async () => {
