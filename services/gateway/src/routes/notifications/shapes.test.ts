@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "./api-error.js";
-import { toSendNotificationRequest } from "./notification-routes.js";
+import { ApiError } from "../../http/api-error.js";
+import { toSendNotificationRequest } from "./shapes.js";
 
 describe("the HTTP shape of a notification request", () => {
   it("passes every string member on and names the others for notify to judge", () => {

@@ -1,5 +1,5 @@
 import type { Middleware } from "koa";
-import { ApiError } from "./api-error.js";
+import { ApiError } from "../api-error.js";
 
 export interface RateLimitPolicy {
   /** Tokens added per second, for the whole gateway fleet. */

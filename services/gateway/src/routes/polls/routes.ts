@@ -3,45 +3,16 @@
  * feed, projections of the event stream kept by notify (ProjectionService). Cursor-paged, newest
  * first, poll-friendly (ETag / If-None-Match -> 304). Ids, states and reason codes only.
  */
-import type { ActivityItem, AttentionItem, WorkItem } from "@platform/proto/notify/v1/projections";
-import { callService as call } from "./api-error.js";
-import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
-import { pageParameters, pageQuery } from "./page-query.js";
-
-const orNull = (value: string): string | null => (value === "" ? null : value);
-
-export const workItemToJson = (item: WorkItem) => ({
-  notificationId: item.notificationId,
-  type: item.type,
-  state: item.state,
-  reasonCode: orNull(item.reasonCode),
-  createdAt: item.createdAt,
-  updatedAt: item.updatedAt,
-});
-
-export const attentionItemToJson = (item: AttentionItem) => ({
-  id: item.id,
-  kind: item.kind,
-  subjectId: item.subjectId,
-  reasonCode: orNull(item.reasonCode),
-  openedAt: item.openedAt,
-  eventId: item.eventId,
-});
-
-export const activityItemToJson = (item: ActivityItem) => ({
-  eventId: item.eventId,
-  type: item.type,
-  occurredAt: item.occurredAt,
-  subjectKind: orNull(item.subjectKind),
-  subjectId: orNull(item.subjectId),
-  reasonCode: orNull(item.reasonCode),
-  state: orNull(item.state),
-});
+import { callService as call } from "../../http/api-error.js";
+import { requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { pageParameters, pageQuery } from "../../http/page-query.js";
+import { activityItemToJson, attentionItemToJson, orNull, workItemToJson } from "./json.js";
 
 const tag = "polls";
 
 export const pollRoutes: TenantRoute[] = [
   {
+    surface: "tenant",
     operationId: "listWork",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/work",
@@ -64,6 +35,7 @@ export const pollRoutes: TenantRoute[] = [
     },
   },
   {
+    surface: "tenant",
     operationId: "listAttention",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/attention",
@@ -87,6 +59,7 @@ export const pollRoutes: TenantRoute[] = [
     },
   },
   {
+    surface: "tenant",
     operationId: "listActivity",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/activity",

@@ -1,97 +1,20 @@
-import type { ConversationMessage, SendNotificationRequest, SendNotificationResponse } from "@platform/proto/notify/v1";
-import { ApiError, callService as call } from "./api-error.js";
-import { readJsonBody } from "./json-body.js";
-import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
-import { pageParameters, pageQuery } from "./page-query.js";
+import type { SendNotificationResponse } from "@platform/proto/notify/v1";
+import { ApiError, callService as call } from "../../http/api-error.js";
+import { readJsonBody } from "../../http/middleware/json-body.js";
+import { idempotencyKeyOf, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { pageParameters, pageQuery } from "../../http/page-query.js";
+import { messageToJson, sendResultToJson } from "./json.js";
+import { toSendNotificationRequest } from "./shapes.js";
 
 /** Seconds a partner should wait after partner.channel_rate_limited before retrying with the same key. */
 export const CHANNEL_RETRY_AFTER_SECONDS = 5;
-
-const stringMembers = {
-  to: "to",
-  type: "type",
-  clientName: "clientName",
-  businessName: "businessName",
-  serviceName: "serviceName",
-  when: "when",
-  newWhen: "newWhen",
-  message: "message",
-} as const satisfies Record<string, keyof SendNotificationRequest>;
-
-const invalid = (detail: string) => new ApiError(400, detail, { code: "partner.notification_invalid" });
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-/**
- * The HTTP shape of a notification request: a JSON object whose members are strings (actor an
- * object, delegationReference a string or null). Every member is passed on; which types, fields
- * and lengths are allowed is notify's business (unknown members go as `otherFields`).
- */
-export function toSendNotificationRequest(
-  body: unknown,
-  tenantId: string,
-  idempotencyKey: string,
-): SendNotificationRequest {
-  if (!isObject(body)) throw invalid("the request body must be a JSON object");
-  const request: SendNotificationRequest = { tenantId, idempotencyKey, actor: undefined, otherFields: [] };
-  const problems: string[] = [];
-  for (const [name, value] of Object.entries(body)) {
-    if (Object.hasOwn(stringMembers, name)) {
-      if (typeof value === "string") request[stringMembers[name as keyof typeof stringMembers]] = value;
-      else problems.push(`${name} must be a string`);
-    } else if (name === "actor") {
-      if (value === null) continue;
-      if (!isObject(value)) {
-        problems.push("actor must be an object with actorReference");
-        continue;
-      }
-      request.actor = {};
-      for (const [member, memberValue] of Object.entries(value)) {
-        if (member === "actorReference") {
-          if (typeof memberValue === "string") request.actor.actorReference = memberValue;
-          else problems.push("actor.actorReference must be a string");
-        } else if (member === "delegationReference") {
-          if (typeof memberValue === "string") request.actor.delegationReference = memberValue;
-          else if (memberValue !== null) problems.push("actor.delegationReference must be a string or null");
-        } else request.otherFields.push(`actor.${member}`);
-      }
-    } else request.otherFields.push(name);
-  }
-  if (problems.length > 0) throw invalid(problems.join("; "));
-  return request;
-}
-
-function sendResultToJson(response: SendNotificationResponse): Record<string, unknown> {
-  return {
-    notificationId: response.notificationId,
-    state: response.state,
-    type: response.type,
-    createdAt: response.createdAt,
-    idempotencyStatus: response.replayed ? "replayed" : "applied",
-  };
-}
-
-function messageToJson(message: ConversationMessage): Record<string, unknown> {
-  return {
-    id: message.id,
-    notificationId: message.notificationId,
-    type: message.type,
-    text: message.text,
-    state: message.state,
-    actor: {
-      actorReference: message.actorReference,
-      delegationReference: message.delegationReference ?? null,
-    },
-    createdAt: message.createdAt,
-    updatedAt: message.updatedAt,
-  };
-}
 
 const tag = "notifications";
 
 /** Notifications and conversation transcripts: their rows of the tenant interface's route table. */
 export const notificationRoutes: TenantRoute[] = [
   {
+    surface: "tenant",
     operationId: "sendNotification",
     method: "POST",
     path: "/api/v1/tenants/:tenantId/notifications",
@@ -120,11 +43,7 @@ export const notificationRoutes: TenantRoute[] = [
       "partner.channel_rate_limited",
     ],
     async handle(ctx, deps) {
-      const request = toSendNotificationRequest(
-        await readJsonBody(ctx),
-        tenantIdOf(ctx),
-        ctx.state.idempotencyKey as string,
-      );
+      const request = toSendNotificationRequest(await readJsonBody(ctx), tenantIdOf(ctx), idempotencyKeyOf(ctx));
       let response: SendNotificationResponse;
       try {
         response = await call(deps.notify.sendNotification(request, requestIdOf(ctx)), {
@@ -145,6 +64,7 @@ export const notificationRoutes: TenantRoute[] = [
     },
   },
   {
+    surface: "tenant",
     operationId: "listConversationMessages",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/conversations/:to/messages",

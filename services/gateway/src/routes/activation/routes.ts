@@ -1,43 +1,13 @@
-import type { ActivationManifest, Capability } from "@platform/proto/notify/v1/activation";
-import { ApiError, callService as call } from "./api-error.js";
-import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
-
-const orNull = (value: string) => (value === "" ? null : value);
-
-export function manifestToJson(manifest: ActivationManifest | undefined): Record<string, unknown> {
-  if (!manifest) throw new ApiError(500, "notify answered without a manifest");
-  return {
-    tenantId: manifest.tenantId,
-    state: manifest.state,
-    steps: manifest.steps.map((step) => ({ name: step.name, state: step.state, updatedAt: orNull(step.updatedAt) })),
-    blockingReasons: manifest.blockingReasons.map((reason) => ({
-      code: reason.code,
-      capability: orNull(reason.capability),
-      since: reason.since,
-    })),
-    requiredCapabilities: manifest.requiredCapabilities,
-    version: Number(manifest.version),
-    updatedAt: manifest.updatedAt,
-  };
-}
-
-export function capabilityToJson(capability: Capability): Record<string, unknown> {
-  return {
-    name: capability.name,
-    state: capability.state,
-    required: capability.required,
-    lastResult: orNull(capability.lastResult),
-    lastCheckedAt: orNull(capability.lastCheckedAt),
-    reasonCode: orNull(capability.reasonCode),
-    changedAt: orNull(capability.changedAt),
-  };
-}
+import { callService as call } from "../../http/api-error.js";
+import { idempotencyKeyOf, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { capabilityToJson, manifestToJson } from "./json.js";
 
 const tag = "activation";
 
 /** Activation (provisioning, validation, live or stalled) and the capability report (owned by notify). */
 export const activationRoutes: TenantRoute[] = [
   {
+    surface: "tenant",
     operationId: "startActivation",
     method: "POST",
     path: "/api/v1/tenants/:tenantId/activation",
@@ -55,7 +25,7 @@ export const activationRoutes: TenantRoute[] = [
     responseSchema: "ActivationResult",
     problems: [],
     async handle(ctx, deps) {
-      const idempotencyKey = ctx.state.idempotencyKey as string;
+      const idempotencyKey = idempotencyKeyOf(ctx);
       const response = await call(
         deps.notify.startActivation({ tenantId: tenantIdOf(ctx), idempotencyKey }, requestIdOf(ctx)),
         { idempotencyKey, howToCheck: "Activation may have started: read GET /activation before starting it again" },
@@ -68,6 +38,7 @@ export const activationRoutes: TenantRoute[] = [
     },
   },
   {
+    surface: "tenant",
     operationId: "getActivation",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/activation",
@@ -88,6 +59,7 @@ export const activationRoutes: TenantRoute[] = [
     },
   },
   {
+    surface: "tenant",
     operationId: "getCapabilities",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/capabilities",

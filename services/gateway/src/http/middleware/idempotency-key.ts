@@ -1,4 +1,5 @@
-import { ApiError } from "./api-error.js";
+import type { Middleware } from "koa";
+import { ApiError } from "../api-error.js";
 
 const KEY = /^[A-Za-z0-9_.:-]{8,128}$/;
 
@@ -23,6 +24,12 @@ export function parseOptionalIdempotencyKey(header: string | string[] | undefine
   if (header === undefined) return undefined;
   return validKey(Array.isArray(header) ? header.join(", ") : header);
 }
+
+/** The router's check of a row with an optional Idempotency-Key: leaves the checked key in ctx.state. */
+export const checkOptionalIdempotencyKey: Middleware = async (ctx, next) => {
+  ctx.state.idempotencyKey = parseOptionalIdempotencyKey(ctx.request.headers["idempotency-key"]);
+  await next();
+};
 
 function validKey(header: string): string {
   const trimmed = header.trim();

@@ -1,6 +1,6 @@
 import type { Middleware } from "koa";
-import { apiKeyIdOf, verifyApiKey, type ApiKeyRecord } from "../domain/api-key.js";
-import { ApiError } from "./api-error.js";
+import { apiKeyIdOf, verifyApiKey, type ApiKeyRecord } from "../../domain/api-key.js";
+import { ApiError } from "../api-error.js";
 
 export interface ApiKeyLookup {
   find(id: string): Promise<ApiKeyRecord | undefined>;

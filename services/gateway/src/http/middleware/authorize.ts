@@ -1,8 +1,7 @@
 import type { Middleware } from "koa";
-import type { ApiKeyRecord } from "../domain/api-key.js";
-import { ApiError } from "./api-error.js";
+import { ApiError } from "../api-error.js";
+import { isTenantId, tenantIdOf, type TenantRoute } from "../route.js";
 import { parseIdempotencyKey } from "./idempotency-key.js";
-import { isTenantId, tenantIdOf, type TenantRoute } from "./tenant-route.js";
 
 /** Same detail as notify's tenant.not_found, so an ungranted tenant and a missing one look alike. */
 export const TENANT_NOT_FOUND_DETAIL = "no tenant with this id is available to this key";
@@ -15,7 +14,7 @@ export const TENANT_NOT_FOUND_DETAIL = "no tenant with this id is available to t
  */
 export function authorize(route: TenantRoute): Middleware {
   return async (ctx, next) => {
-    const key = ctx.state.apiKey as ApiKeyRecord;
+    const key = ctx.state.apiKey;
     if (!key.scopes.includes(route.scope)) {
       throw new ApiError(403, `this API key lacks the scope ${route.scope}`, { code: "auth.scope_missing" });
     }

@@ -1,192 +1,23 @@
 import type { Context } from "koa";
-import type {
-  Attempt,
-  Delivery,
-  Endpoint,
-  GetEndpointStatsResponse,
-  UpdateEndpointRequest,
-} from "@platform/proto/webhooks/v1";
-import { ApiError, callService as call } from "./api-error.js";
-import { readJsonBody } from "./json-body.js";
-import type { ProblemCode } from "./problem.js";
-import { requestIdOf, tenantIdOf, type TenantRoute } from "./tenant-route.js";
-import { pageParameters, pageQuery, queryValue } from "./page-query.js";
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-const endpointInvalid = (problems: string[]) =>
-  new ApiError(400, problems.join("; "), { code: "webhook.endpoint_invalid" });
-
-/** The request's members, refusing anything but a JSON object without unknown members. */
-function members(body: unknown, allowed: readonly string[], problems: string[]): Record<string, unknown> {
-  if (!isObject(body)) {
-    problems.push("the request body must be a JSON object");
-    return {};
-  }
-  for (const name of Object.keys(body)) {
-    if (!allowed.includes(name)) problems.push(`${JSON.stringify(name.slice(0, 40))} is not a member of this request`);
-  }
-  return body;
-}
-
-function stringMember(body: Record<string, unknown>, name: string, required: boolean, problems: string[]) {
-  const value = body[name];
-  if (value === undefined) {
-    if (required) problems.push(`${name} is required`);
-    return undefined;
-  }
-  if (typeof value !== "string") {
-    problems.push(`${name} must be a string`);
-    return undefined;
-  }
-  return value;
-}
-
-function eventTypesMember(body: Record<string, unknown>, required: boolean, problems: string[]) {
-  const value = body.eventTypes;
-  if (value === undefined) {
-    if (required) problems.push("eventTypes is required");
-    return undefined;
-  }
-  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
-    problems.push("eventTypes must be an array of strings");
-    return undefined;
-  }
-  return value;
-}
-
-function versionValue(value: unknown, where: string, problems: string[]): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    problems.push(`${where} must be a positive integer (the endpoint's version)`);
-    return undefined;
-  }
-  return String(value);
-}
-
-/** `{"url", "description", "eventTypes": [...]}`, all three required; their values are the service's to judge. */
-export function parseNewEndpoint(body: unknown): { url: string; description: string; eventTypes: string[] } {
-  const problems: string[] = [];
-  const given = members(body, ["url", "description", "eventTypes"], problems);
-  const url = stringMember(given, "url", true, problems);
-  const description = stringMember(given, "description", true, problems);
-  const eventTypes = eventTypesMember(given, true, problems);
-  if (problems.length > 0) throw endpointInvalid(problems);
-  return { url: url!, description: description!, eventTypes: eventTypes! };
-}
-
-/** `{"url"?, "description"?, "eventTypes"?, "expectedVersion"?}` (PATCH). */
-export function parseEndpointUpdate(
-  body: unknown,
-): Pick<UpdateEndpointRequest, "url" | "description" | "eventTypes" | "expectedVersion"> {
-  const problems: string[] = [];
-  const given = members(body, ["url", "description", "eventTypes", "expectedVersion"], problems);
-  const url = stringMember(given, "url", false, problems);
-  const description = stringMember(given, "description", false, problems);
-  const eventTypes = eventTypesMember(given, false, problems);
-  const expectedVersion = versionValue(given.expectedVersion, "expectedVersion", problems);
-  if (problems.length > 0) throw endpointInvalid(problems);
-  return { url, description, eventTypes: eventTypes === undefined ? undefined : { eventTypes }, expectedVersion };
-}
-
-/** `{"eventType": "..."}` of a test delivery. */
-export function parseTestDelivery(body: unknown): string {
-  const problems: string[] = [];
-  const given = members(body, ["eventType"], problems);
-  const eventType = stringMember(given, "eventType", true, problems);
-  if (problems.length > 0) throw new ApiError(400, problems.join("; "), { code: "request.invalid" });
-  return eventType!;
-}
-
-/** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
-function expectedVersionQuery(ctx: Context): string | undefined {
-  const value = queryValue(ctx, "expectedVersion");
-  if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,14}$/.test(value)) {
-    throw new ApiError(400, "expectedVersion must be a positive integer (the endpoint's version)", {
-      code: "request.invalid",
-    });
-  }
-  return value;
-}
-
-const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"];
-
-export function endpointToJson(endpoint: Endpoint | undefined): Record<string, unknown> {
-  if (!endpoint) throw new ApiError(500, "webhooks answered without an endpoint");
-  return {
-    id: endpoint.id,
-    url: endpoint.url,
-    description: endpoint.description,
-    eventTypes: endpoint.eventTypes,
-    apiVersion: endpoint.apiVersion,
-    paused: endpoint.paused,
-    attentionReason: endpoint.attentionReason ?? null,
-    version: Number(endpoint.version),
-    createdAt: endpoint.createdAt,
-    updatedAt: endpoint.updatedAt,
-    previousSecretExpiresAt: endpoint.previousSecretExpiresAt ?? null,
-  };
-}
-
-export function deliveryToJson(delivery: Delivery | undefined): Record<string, unknown> {
-  if (!delivery) throw new ApiError(500, "webhooks answered without a delivery");
-  return {
-    id: delivery.id,
-    endpointId: delivery.endpointId,
-    eventId: delivery.eventId,
-    eventType: delivery.eventType,
-    status: delivery.status,
-    attempts: delivery.attempts,
-    attemptsTotal: delivery.attemptsTotal,
-    nextAttemptAt: delivery.nextAttemptAt ?? null,
-    livemode: delivery.livemode,
-    lastStatusCode: delivery.lastStatusCode ?? null,
-    lastError: delivery.lastError ?? null,
-    createdAt: delivery.createdAt,
-    updatedAt: delivery.updatedAt,
-  };
-}
-
-function attemptToJson(attempt: Attempt): Record<string, unknown> {
-  return {
-    number: attempt.number,
-    attemptedAt: attempt.attemptedAt,
-    durationMs: attempt.durationMs,
-    succeeded: attempt.succeeded,
-    statusCode: attempt.statusCode ?? null,
-    error: attempt.error ?? null,
-    // The receiver's bytes as UTF-8 text; anything that is not UTF-8 shows as U+FFFD.
-    responseBody: Buffer.from(attempt.responseBody).toString("utf8"),
-    responseBodyTruncated: attempt.responseBodyTruncated,
-  };
-}
-
-function statsToJson(stats: GetEndpointStatsResponse): Record<string, unknown> {
-  return {
-    endpointId: stats.endpointId,
-    windowStart: stats.windowStart,
-    windowEnd: stats.windowEnd,
-    deliveries: {
-      pending: Number(stats.pending),
-      succeeded: Number(stats.succeeded),
-      awaitingRetry: Number(stats.awaitingRetry),
-      deadLettered: Number(stats.deadLettered),
-      held: Number(stats.held),
-    },
-    attempts: Number(stats.attempts),
-    attemptsSucceeded: Number(stats.attemptsSucceeded),
-    successRate: stats.successRate ?? null,
-    latencyMs:
-      stats.latencyP50Ms === undefined
-        ? null
-        : { p50: stats.latencyP50Ms, p95: stats.latencyP95Ms ?? null, p99: stats.latencyP99Ms ?? null },
-  };
-}
-
-const param = (ctx: Context, name: string) => String((ctx.params as Record<string, string>)[name] ?? "");
-const idempotencyKeyOf = (ctx: Context) => ctx.state.idempotencyKey as string;
+import { ApiError, callService as call } from "../../http/api-error.js";
+import { readJsonBody } from "../../http/middleware/json-body.js";
+import { pageParameters, pageQuery, queryValue } from "../../http/page-query.js";
+import type { ProblemCode } from "../../http/problem.js";
+import { idempotencyKeyOf, pathParam, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { attemptToJson, deliveryToJson, endpointToJson, statsToJson } from "./json.js";
+import {
+  deliveryFilterParameters,
+  deliveryIdParameter,
+  endpointIdParameter,
+  expectedVersionParameter,
+} from "./parameters.js";
+import {
+  deliveryStatuses,
+  expectedVersionQuery,
+  parseEndpointUpdate,
+  parseNewEndpoint,
+  parseTestDelivery,
+} from "./shapes.js";
 
 /** What a mutation that failed without a definite answer tells its caller to check first. */
 const mutation = (ctx: Context, howToCheck: string) => ({ idempotencyKey: idempotencyKeyOf(ctx), howToCheck });
@@ -199,27 +30,6 @@ const base = "/api/v1/tenants/:tenantId/webhooks";
 const tag = "webhooks";
 const scope = "webhook:manage" as const;
 
-const endpointIdParameter = {
-  name: "endpointId",
-  in: "path",
-  required: true,
-  description: '"ep_" and 24 lowercase hex; any other id is not found.',
-  schema: { type: "string", maxLength: 200 },
-};
-const deliveryIdParameter = {
-  name: "deliveryId",
-  in: "path",
-  required: true,
-  description: '"dlv_" and 24 lowercase hex; any other id is not found.',
-  schema: { type: "string", maxLength: 200 },
-};
-const expectedVersionParameter = {
-  name: "expectedVersion",
-  in: "query",
-  required: false,
-  description: "The endpoint's `version` as last read; when it has changed since, 412 `webhook.version_mismatch`.",
-  schema: { type: "integer", minimum: 1 },
-};
 const filterCodes: ProblemCode[] = [
   "webhook.endpoint_invalid",
   "webhook.target_not_allowed",
@@ -247,6 +57,7 @@ export const webhookRoutes: TenantRoute[] = (
   [
     // Before `/webhooks/:endpointId`, which would otherwise take "event-types" for an endpoint id.
     {
+      surface: "tenant",
       operationId: "listWebhookEventTypes",
       method: "GET",
       path: `${base}/event-types`,
@@ -274,6 +85,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "createWebhookEndpoint",
       method: "POST",
       path: base,
@@ -306,6 +118,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "listWebhookEndpoints",
       method: "GET",
       path: base,
@@ -328,6 +141,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "getWebhookEndpoint",
       method: "GET",
       path: `${base}/:endpointId`,
@@ -342,7 +156,7 @@ export const webhookRoutes: TenantRoute[] = (
       async handle(ctx, deps) {
         const answer = await call(
           deps.webhooks.getEndpoint(
-            { tenantId: tenantIdOf(ctx), endpointId: param(ctx, "endpointId") },
+            { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
             requestIdOf(ctx),
           ),
         );
@@ -350,6 +164,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "updateWebhookEndpoint",
       method: "PATCH",
       path: `${base}/:endpointId`,
@@ -371,7 +186,7 @@ export const webhookRoutes: TenantRoute[] = (
           deps.webhooks.updateEndpoint(
             {
               tenantId: tenantIdOf(ctx),
-              endpointId: param(ctx, "endpointId"),
+              endpointId: pathParam(ctx, "endpointId"),
               ...changes,
               idempotencyKey: idempotencyKeyOf(ctx),
             },
@@ -384,6 +199,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "deleteWebhookEndpoint",
       method: "DELETE",
       path: `${base}/:endpointId`,
@@ -401,7 +217,7 @@ export const webhookRoutes: TenantRoute[] = (
           deps.webhooks.deleteEndpoint(
             {
               tenantId: tenantIdOf(ctx),
-              endpointId: param(ctx, "endpointId"),
+              endpointId: pathParam(ctx, "endpointId"),
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
             },
@@ -429,6 +245,7 @@ export const webhookRoutes: TenantRoute[] = (
         ],
       ] as const
     ).map(([action, operationId, summary, description]): TenantRoute => ({
+      surface: "tenant",
       operationId,
       method: "POST",
       path: `${base}/:endpointId/${action}`,
@@ -443,7 +260,7 @@ export const webhookRoutes: TenantRoute[] = (
       async handle(ctx, deps) {
         const request = {
           tenantId: tenantIdOf(ctx),
-          endpointId: param(ctx, "endpointId"),
+          endpointId: pathParam(ctx, "endpointId"),
           expectedVersion: expectedVersionQuery(ctx),
           idempotencyKey: idempotencyKeyOf(ctx),
         };
@@ -459,6 +276,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     })),
     {
+      surface: "tenant",
       operationId: "rotateWebhookSecret",
       method: "POST",
       path: `${base}/:endpointId/rotate-secret`,
@@ -477,7 +295,7 @@ export const webhookRoutes: TenantRoute[] = (
           deps.webhooks.rotateSecret(
             {
               tenantId: tenantIdOf(ctx),
-              endpointId: param(ctx, "endpointId"),
+              endpointId: pathParam(ctx, "endpointId"),
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
             },
@@ -490,6 +308,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "listWebhookDeliveries",
       method: "GET",
       path: `${base}/:endpointId/deliveries`,
@@ -500,12 +319,7 @@ export const webhookRoutes: TenantRoute[] = (
       description:
         "Newest first, optionally only one `status` or one exact `eventType`. Pass `nextCursor` back as `cursor` " +
         "until it is null.",
-      parameters: [
-        endpointIdParameter,
-        ...pageParameters,
-        { name: "status", in: "query", required: false, schema: { type: "string", enum: deliveryStatuses } },
-        { name: "eventType", in: "query", required: false, schema: { type: "string", maxLength: 200 } },
-      ],
+      parameters: [endpointIdParameter, ...pageParameters, ...deliveryFilterParameters],
       responseSchema: "WebhookDeliveryPage",
       problems: ["webhook.endpoint_not_found"],
       async handle(ctx, deps) {
@@ -518,7 +332,7 @@ export const webhookRoutes: TenantRoute[] = (
           deps.webhooks.listDeliveries(
             {
               tenantId: tenantIdOf(ctx),
-              endpointId: param(ctx, "endpointId"),
+              endpointId: pathParam(ctx, "endpointId"),
               ...page,
               status,
               eventType: queryValue(ctx, "eventType") ?? "",
@@ -533,6 +347,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "getWebhookDelivery",
       method: "GET",
       path: `${base}/:endpointId/deliveries/:deliveryId`,
@@ -551,8 +366,8 @@ export const webhookRoutes: TenantRoute[] = (
           deps.webhooks.getDelivery(
             {
               tenantId: tenantIdOf(ctx),
-              endpointId: param(ctx, "endpointId"),
-              deliveryId: param(ctx, "deliveryId"),
+              endpointId: pathParam(ctx, "endpointId"),
+              deliveryId: pathParam(ctx, "deliveryId"),
             },
             requestIdOf(ctx),
           ),
@@ -565,6 +380,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "redriveWebhookDelivery",
       method: "POST",
       path: `${base}/:endpointId/deliveries/:deliveryId/redrive`,
@@ -588,8 +404,8 @@ export const webhookRoutes: TenantRoute[] = (
           deps.webhooks.redriveDelivery(
             {
               tenantId: tenantIdOf(ctx),
-              endpointId: param(ctx, "endpointId"),
-              deliveryId: param(ctx, "deliveryId"),
+              endpointId: pathParam(ctx, "endpointId"),
+              deliveryId: pathParam(ctx, "deliveryId"),
               idempotencyKey: idempotencyKeyOf(ctx),
             },
             requestIdOf(ctx),
@@ -601,6 +417,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "getWebhookEndpointStats",
       method: "GET",
       path: `${base}/:endpointId/stats`,
@@ -617,7 +434,7 @@ export const webhookRoutes: TenantRoute[] = (
       async handle(ctx, deps) {
         const answer = await call(
           deps.webhooks.getEndpointStats(
-            { tenantId: tenantIdOf(ctx), endpointId: param(ctx, "endpointId") },
+            { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
             requestIdOf(ctx),
           ),
         );
@@ -625,6 +442,7 @@ export const webhookRoutes: TenantRoute[] = (
       },
     },
     {
+      surface: "tenant",
       operationId: "sendWebhookTestDelivery",
       method: "POST",
       path: `${base}/:endpointId/test`,
@@ -647,7 +465,7 @@ export const webhookRoutes: TenantRoute[] = (
           deps.webhooks.sendTestDelivery(
             {
               tenantId: tenantIdOf(ctx),
-              endpointId: param(ctx, "endpointId"),
+              endpointId: pathParam(ctx, "endpointId"),
               eventType,
               idempotencyKey: idempotencyKeyOf(ctx),
             },

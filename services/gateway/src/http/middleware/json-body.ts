@@ -1,6 +1,6 @@
 import type { Context } from "koa";
 import getRawBody from "raw-body";
-import { ApiError } from "./api-error.js";
+import { ApiError } from "../api-error.js";
 import { illFormedTextFields } from "./unicode-text.js";
 
 /** A JSON escape of a UTF-16 surrogate (paired or not). */

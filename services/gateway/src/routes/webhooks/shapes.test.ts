@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "./api-error.js";
-import { tenantRoutes } from "./tenant-routes.js";
-import { parseEndpointUpdate, parseNewEndpoint, parseTestDelivery, webhookRoutes } from "./webhook-routes.js";
+import { ApiError } from "../../http/api-error.js";
+import { tenantRoutes } from "../index.js";
+import { webhookRoutes } from "./routes.js";
+import { parseEndpointUpdate, parseNewEndpoint, parseTestDelivery } from "./shapes.js";
 
 const refusal = (parse: () => unknown) => {
   try {
