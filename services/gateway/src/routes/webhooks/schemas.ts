@@ -1,4 +1,6 @@
+import { shapeSchema } from "../../http/openapi/shape-schema.js";
 import { nextCursor, nullableTimestamp, ref, timestamp } from "../../http/openapi/schema-parts.js";
+import { endpointUpdateShape, newEndpointShape, testDeliveryShape } from "./shapes.js";
 
 const deliveryStatus = {
   type: "string",
@@ -54,42 +56,8 @@ const count = { type: "integer", minimum: 0 };
 
 /** The webhook management schemas (routes.ts). */
 export const webhookSchemas = {
-  WebhookEndpointRequest: {
-    type: "object",
-    required: ["url", "description", "eventTypes"],
-    additionalProperties: false,
-    properties: {
-      url: {
-        type: "string",
-        maxLength: 2048,
-        description:
-          "An absolute https URL without credentials or fragment; its host must resolve to public addresses.",
-      },
-      description: { type: "string", description: "1-500 characters on one line." },
-      eventTypes: {
-        type: "array",
-        minItems: 1,
-        maxItems: 50,
-        items: { type: "string" },
-        description: "Exact subscribable event types or family wildcards such as `capability.*`.",
-      },
-    },
-  },
-  WebhookEndpointUpdate: {
-    type: "object",
-    description: "At least one of `url`, `description`, `eventTypes`.",
-    additionalProperties: false,
-    properties: {
-      url: { type: "string", maxLength: 2048 },
-      description: { type: "string" },
-      eventTypes: { type: "array", minItems: 1, maxItems: 50, items: { type: "string" } },
-      expectedVersion: {
-        type: "integer",
-        minimum: 1,
-        description: "Apply only if the endpoint is still at this version; else 412 `webhook.version_mismatch`.",
-      },
-    },
-  },
+  WebhookEndpointRequest: shapeSchema(newEndpointShape),
+  WebhookEndpointUpdate: shapeSchema(endpointUpdateShape),
   WebhookEndpoint: {
     type: "object",
     description: "A webhook endpoint. Its signing secret is never part of it.",
@@ -229,10 +197,5 @@ export const webhookSchemas = {
       },
     },
   },
-  WebhookTestDeliveryRequest: {
-    type: "object",
-    required: ["eventType"],
-    additionalProperties: false,
-    properties: { eventType: { type: "string", description: "Any subscribable event type of the catalog." } },
-  },
+  WebhookTestDeliveryRequest: shapeSchema(testDeliveryShape),
 };

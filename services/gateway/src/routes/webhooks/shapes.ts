@@ -1,93 +1,78 @@
 import type { Context } from "koa";
 import type { UpdateEndpointRequest } from "@platform/proto/webhooks/v1";
+import { z } from "zod";
 import { ApiError } from "../../http/api-error.js";
+import { mustBe, parseShape } from "../../http/request-shape.js";
 import { queryValue } from "../../http/page-query.js";
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+const endpointInvalid = (detail: string) => new ApiError(400, detail, { code: "webhook.endpoint_invalid" });
+const requestInvalid = (detail: string) => new ApiError(400, detail, { code: "request.invalid" });
 
-const endpointInvalid = (problems: string[]) =>
-  new ApiError(400, problems.join("; "), { code: "webhook.endpoint_invalid" });
+/** A request body: a JSON object without unknown members. */
+const body = <Shape extends z.ZodRawShape>(shape: Shape, description?: string) =>
+  z.strictObject(shape, { error: "the request body must be a JSON object" }).meta(description ? { description } : {});
 
-/** The request's members, refusing anything but a JSON object without unknown members. */
-function members(body: unknown, allowed: readonly string[], problems: string[]): Record<string, unknown> {
-  if (!isObject(body)) {
-    problems.push("the request body must be a JSON object");
-    return {};
-  }
-  for (const name of Object.keys(body)) {
-    if (!allowed.includes(name)) problems.push(`${JSON.stringify(name.slice(0, 40))} is not a member of this request`);
-  }
-  return body;
-}
+const URL_BOUNDS = { maxLength: 2048 };
+const EVENT_TYPES_BOUNDS = { minItems: 1, maxItems: 50 };
+const eventTypes = (meta: Record<string, unknown>) =>
+  z
+    .array(z.string(mustBe("an array of strings")), mustBe("an array of strings"))
+    .meta({ ...EVENT_TYPES_BOUNDS, ...meta });
+const text = (meta: Record<string, unknown> = {}) => z.string(mustBe("a string")).meta(meta);
 
-function stringMember(body: Record<string, unknown>, name: string, required: boolean, problems: string[]) {
-  const value = body[name];
-  if (value === undefined) {
-    if (required) problems.push(`${name} is required`);
-    return undefined;
-  }
-  if (typeof value !== "string") {
-    problems.push(`${name} must be a string`);
-    return undefined;
-  }
-  return value;
-}
-
-function eventTypesMember(body: Record<string, unknown>, required: boolean, problems: string[]) {
-  const value = body.eventTypes;
-  if (value === undefined) {
-    if (required) problems.push("eventTypes is required");
-    return undefined;
-  }
-  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
-    problems.push("eventTypes must be an array of strings");
-    return undefined;
-  }
-  return value;
-}
-
-function versionValue(value: unknown, where: string, problems: string[]): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    problems.push(`${where} must be a positive integer (the endpoint's version)`);
-    return undefined;
-  }
-  return String(value);
-}
-
-/** `{"url", "description", "eventTypes": [...]}`, all three required; their values are the service's to judge. */
-export function parseNewEndpoint(body: unknown): { url: string; description: string; eventTypes: string[] } {
-  const problems: string[] = [];
-  const given = members(body, ["url", "description", "eventTypes"], problems);
-  const url = stringMember(given, "url", true, problems);
-  const description = stringMember(given, "description", true, problems);
-  const eventTypes = eventTypesMember(given, true, problems);
-  if (problems.length > 0) throw endpointInvalid(problems);
-  return { url: url!, description: description!, eventTypes: eventTypes! };
-}
+/**
+ * `{"url", "description", "eventTypes": [...]}`, all three required. Their values are the
+ * service's to judge: the URL and list bounds are documented, not checked here.
+ */
+export const newEndpointShape = body({
+  url: text({
+    ...URL_BOUNDS,
+    description: "An absolute https URL without credentials or fragment; its host must resolve to public addresses.",
+  }),
+  description: text({ description: "1-500 characters on one line." }),
+  eventTypes: eventTypes({ description: "Exact subscribable event types or family wildcards such as `capability.*`." }),
+});
 
 /** `{"url"?, "description"?, "eventTypes"?, "expectedVersion"?}` (PATCH). */
-export function parseEndpointUpdate(
-  body: unknown,
-): Pick<UpdateEndpointRequest, "url" | "description" | "eventTypes" | "expectedVersion"> {
-  const problems: string[] = [];
-  const given = members(body, ["url", "description", "eventTypes", "expectedVersion"], problems);
-  const url = stringMember(given, "url", false, problems);
-  const description = stringMember(given, "description", false, problems);
-  const eventTypes = eventTypesMember(given, false, problems);
-  const expectedVersion = versionValue(given.expectedVersion, "expectedVersion", problems);
-  if (problems.length > 0) throw endpointInvalid(problems);
-  return { url, description, eventTypes: eventTypes === undefined ? undefined : { eventTypes }, expectedVersion };
-}
+export const endpointUpdateShape = body(
+  {
+    url: text(URL_BOUNDS).optional(),
+    description: text().optional(),
+    eventTypes: eventTypes({}).optional(),
+    expectedVersion: z
+      .int(mustBe("a positive integer (the endpoint's version)"))
+      .min(1, "must be a positive integer (the endpoint's version)")
+      .meta({
+        description: "Apply only if the endpoint is still at this version; else 412 `webhook.version_mismatch`.",
+      })
+      .optional(),
+  },
+  "At least one of `url`, `description`, `eventTypes`.",
+);
 
 /** `{"eventType": "..."}` of a test delivery. */
-export function parseTestDelivery(body: unknown): string {
-  const problems: string[] = [];
-  const given = members(body, ["eventType"], problems);
-  const eventType = stringMember(given, "eventType", true, problems);
-  if (problems.length > 0) throw new ApiError(400, problems.join("; "), { code: "request.invalid" });
-  return eventType!;
+export const testDeliveryShape = body({
+  eventType: text({ description: "Any subscribable event type of the catalog." }),
+});
+
+export function parseNewEndpoint(input: unknown): { url: string; description: string; eventTypes: string[] } {
+  return parseShape(newEndpointShape, input, endpointInvalid);
+}
+
+export function parseEndpointUpdate(
+  input: unknown,
+): Pick<UpdateEndpointRequest, "url" | "description" | "eventTypes" | "expectedVersion"> {
+  const { url, description, eventTypes, expectedVersion } = parseShape(endpointUpdateShape, input, endpointInvalid);
+  return {
+    url,
+    description,
+    eventTypes: eventTypes === undefined ? undefined : { eventTypes },
+    expectedVersion: expectedVersion === undefined ? undefined : String(expectedVersion),
+  };
+}
+
+export function parseTestDelivery(input: unknown): string {
+  return parseShape(testDeliveryShape, input, requestInvalid).eventType;
 }
 
 /** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
