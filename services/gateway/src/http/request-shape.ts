@@ -38,13 +38,17 @@ export function problemsOf(issues: readonly z.core.$ZodIssue[]): string[] {
   return [...unknown, ...byMember.values()];
 }
 
+/** Whether the problem is the request as a whole: not a JSON object at all. */
+export const isNotAnObject = (issues: readonly z.core.$ZodIssue[]) =>
+  issues.some((issue) => issue.path.length === 0 && issue.code === "invalid_type");
+
 /** The request checked against its shape; otherwise the surface's 400 naming every problem. */
 export function parseShape<S extends z.ZodType>(
   shape: S,
   input: unknown,
-  refuse: (detail: string) => ApiError,
+  refuse: (detail: string, issues: readonly z.core.$ZodIssue[]) => ApiError,
 ): z.output<S> {
   const result = shape.safeParse(input);
   if (result.success) return result.data;
-  throw refuse(problemsOf(result.error.issues).join("; "));
+  throw refuse(problemsOf(result.error.issues).join("; "), result.error.issues);
 }

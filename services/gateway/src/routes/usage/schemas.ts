@@ -1,19 +1,10 @@
+import { shapeSchema } from "../../http/openapi/shape-schema.js";
 import { ref } from "../../http/openapi/schema-parts.js";
+import { usageLimitsShape } from "./shapes.js";
 
 /** The usage schemas (routes.ts). */
 export const usageSchemas = {
-  UsageLimitsRequest: {
-    type: "object",
-    required: ["softCap", "hardCap"],
-    description:
-      "`softCap` must not be greater than `hardCap`. With `expectedVersion` the change applies only when it " +
-      "is the limits' current `version` (0: never set); otherwise 412 usage.version_mismatch.",
-    properties: {
-      softCap: { type: "integer", minimum: 0, maximum: 9007199254740991 },
-      hardCap: { type: "integer", minimum: 0, maximum: 9007199254740991 },
-      expectedVersion: { type: "integer", minimum: 0, maximum: 9007199254740991 },
-    },
-  },
+  UsageLimitsRequest: shapeSchema(usageLimitsShape),
   UsageLimits: {
     type: "object",
     required: ["tenantId", "softCap", "hardCap", "version", "updatedAt"],
