@@ -1,4 +1,5 @@
-import { deliveryStatuses } from "./shapes.js";
+import { tenantQueryParameters } from "../../http/page-query.js";
+import { deliveryQueryShape, expectedVersionQueryShape } from "./shapes.js";
 
 /** The OpenAPI parameters of the webhook routes. */
 export const endpointIdParameter = {
@@ -15,15 +16,8 @@ export const deliveryIdParameter = {
   description: '"dlv_" and 24 lowercase hex; any other id is not found.',
   schema: { type: "string", maxLength: 200 },
 };
-export const expectedVersionParameter = {
-  name: "expectedVersion",
-  in: "query",
-  required: false,
-  description: "The endpoint's `version` as last read; when it has changed since, 412 `webhook.version_mismatch`.",
-  schema: { type: "integer", minimum: 1 },
-};
+/** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
+export const expectedVersionParameter = tenantQueryParameters(expectedVersionQueryShape)[0]!;
 
-export const deliveryFilterParameters = [
-  { name: "status", in: "query", required: false, schema: { type: "string", enum: deliveryStatuses } },
-  { name: "eventType", in: "query", required: false, schema: { type: "string", maxLength: 200 } },
-];
+/** A ledger page's parameters: the page, `status`, `eventType`. */
+export const deliveryQueryParameters = tenantQueryParameters(deliveryQueryShape);

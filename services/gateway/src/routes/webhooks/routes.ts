@@ -1,18 +1,18 @@
 import type { Context } from "koa";
-import { ApiError, callService as call } from "../../http/api-error.js";
+import { callService as call } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
-import { pageParameters, pageQuery, queryValue } from "../../http/page-query.js";
+import { pageParameters, pageQuery, tenantQuery } from "../../http/page-query.js";
 import type { ProblemCode } from "../../http/problem.js";
 import { idempotencyKeyOf, pathParam, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { attemptToJson, deliveryToJson, endpointToJson, statsToJson } from "./json.js";
 import {
-  deliveryFilterParameters,
+  deliveryQueryParameters,
   deliveryIdParameter,
   endpointIdParameter,
   expectedVersionParameter,
 } from "./parameters.js";
 import {
-  deliveryStatuses,
+  deliveryQueryShape,
   expectedVersionQuery,
   parseEndpointUpdate,
   parseNewEndpoint,
@@ -319,23 +319,20 @@ export const webhookRoutes: TenantRoute[] = (
       description:
         "Newest first, optionally only one `status` or one exact `eventType`. Pass `nextCursor` back as `cursor` " +
         "until it is null.",
-      parameters: [endpointIdParameter, ...pageParameters, ...deliveryFilterParameters],
+      parameters: [endpointIdParameter, ...deliveryQueryParameters],
       responseSchema: "WebhookDeliveryPage",
       problems: ["webhook.endpoint_not_found"],
       async handle(ctx, deps) {
-        const page = pageQuery(ctx);
-        const status = queryValue(ctx, "status") ?? "";
-        if (status !== "" && !deliveryStatuses.includes(status)) {
-          throw new ApiError(400, `status must be one of ${deliveryStatuses.join(", ")}`, { code: "request.invalid" });
-        }
+        const { limit, cursor, status, eventType } = tenantQuery(ctx, deliveryQueryShape);
         const answer = await call(
           deps.webhooks.listDeliveries(
             {
               tenantId: tenantIdOf(ctx),
               endpointId: pathParam(ctx, "endpointId"),
-              ...page,
-              status,
-              eventType: queryValue(ctx, "eventType") ?? "",
+              limit,
+              cursor,
+              status: status ?? "",
+              eventType: eventType ?? "",
             },
             requestIdOf(ctx),
           ),

@@ -3,7 +3,8 @@ import type { UpdateEndpointRequest } from "@platform/proto/webhooks/v1";
 import { z } from "zod";
 import { ApiError } from "../../http/api-error.js";
 import { mustBe, parseShape } from "../../http/request-shape.js";
-import { queryValue } from "../../http/page-query.js";
+import { invalidQuery, pageQueryShape } from "../../http/page-query.js";
+import { fromText, parseQuery } from "../../http/query-shape.js";
 
 const endpointInvalid = (detail: string) => new ApiError(400, detail, { code: "webhook.endpoint_invalid" });
 const requestInvalid = (detail: string) => new ApiError(400, detail, { code: "request.invalid" });
@@ -75,17 +76,31 @@ export function parseTestDelivery(input: unknown): string {
   return parseShape(testDeliveryShape, input, requestInvalid).eventType;
 }
 
-/** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
+const VERSION_PROBLEM = "must be a positive integer (the endpoint's version)";
+
+/** The optional `expectedVersion` query of delete, pause, resume and rotate. */
+export const expectedVersionQueryShape = z.object({
+  expectedVersion: fromText(
+    /^[1-9][0-9]{0,14}$/,
+    z.int({ error: VERSION_PROBLEM }).min(1, VERSION_PROBLEM).meta({
+      description: "The endpoint's `version` as last read; when it has changed since, 412 `webhook.version_mismatch`.",
+    }),
+  ).optional(),
+});
+
 export function expectedVersionQuery(ctx: Context): string | undefined {
-  const value = queryValue(ctx, "expectedVersion");
-  if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,14}$/.test(value)) {
-    throw new ApiError(400, "expectedVersion must be a positive integer (the endpoint's version)", {
-      code: "request.invalid",
-    });
-  }
-  return value;
+  const { expectedVersion } = parseQuery(ctx, expectedVersionQueryShape, invalidQuery);
+  return expectedVersion === undefined ? undefined : String(expectedVersion);
 }
 
 /** The delivery states a ledger query may filter by. */
-export const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"];
+export const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"] as const;
+
+/** A ledger page, optionally one `status` or one exact `eventType` (an empty one filters nothing). */
+export const deliveryQueryShape = pageQueryShape.extend({
+  status: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.enum(deliveryStatuses, { error: `must be one of ${deliveryStatuses.join(", ")}` }).optional(),
+  ),
+  eventType: z.string().meta({ maxLength: 200 }).optional(),
+});
