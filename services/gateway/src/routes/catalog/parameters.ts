@@ -1,19 +1,8 @@
-/** The OpenAPI parameters of the catalog's operations. */
-export const limitParameter = {
-  name: "limit",
-  in: "query",
-  description: "Page size; anything outside 1-100 is refused, never clamped.",
-  schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
-};
+import { queryParameters } from "../../http/query-shape.js";
+import { listQueryShape } from "./shapes.js";
 
-export const statusParameter = { name: "status", in: "query", schema: { $ref: "#/components/schemas/PetStatus" } };
-
-export const cursorParameter = {
-  name: "cursor",
-  in: "query",
-  description: "Opaque; taken from the `next` link of the previous page, valid for the same status only.",
-  schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,200}$" },
-};
+/** listPets' query parameters (limit, status, cursor). */
+export const listQueryParameters = queryParameters(listQueryShape, { declareOptional: false });
 
 export const petIdParameter = {
   name: "petId",

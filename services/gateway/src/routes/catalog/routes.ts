@@ -3,7 +3,7 @@ import { callService as call } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { pathParam, requestIdOf, type CatalogRoute } from "../../http/route.js";
 import { petToJson, statusToProto } from "./json.js";
-import { cursorParameter, limitParameter, petIdParameter, statusParameter } from "./parameters.js";
+import { listQueryParameters, petIdParameter } from "./parameters.js";
 import { parseListQuery, parseNewPet, parsePetId } from "./shapes.js";
 
 /** getPet is deprecated (spec 9): RFC 9745 Deprecation (an sf-date), RFC 8594 Sunset, successor. */
@@ -24,7 +24,7 @@ export const catalogRoutes: CatalogRoute[] = [
     description:
       "Keyset-paged by id. The body is always an array; while more pets remain the response carries " +
       '`Link: <…>; rel="next"` with the next page\'s URL (same `limit` and `status`).',
-    parameters: [limitParameter, statusParameter, cursorParameter],
+    parameters: listQueryParameters,
     responseSchema: "Pets",
     success: {
       description: "A page of pets.",
@@ -41,7 +41,7 @@ export const catalogRoutes: CatalogRoute[] = [
       const response = await call(
         deps.catalog.listPets(
           {
-            pageSize: query.limit === undefined ? 0 : Number(query.limit), // 0: the service's default
+            pageSize: query.limit ?? 0, // 0: the service's default
             status: query.status === undefined ? ProtoPetStatus.PET_STATUS_UNSPECIFIED : statusToProto[query.status],
             pageToken: query.cursor,
           },
@@ -50,7 +50,7 @@ export const catalogRoutes: CatalogRoute[] = [
       );
       if (response.nextPageToken) {
         const next = new URLSearchParams();
-        next.set("limit", query.limit ?? "20");
+        next.set("limit", String(query.limit ?? 20));
         if (query.status !== undefined) next.set("status", query.status);
         next.set("cursor", response.nextPageToken);
         ctx.set("Link", `<${deps.publicBaseUrl}/v1/pets?${next.toString()}>; rel="next"`);

@@ -1,5 +1,7 @@
+import { componentSchema, shapeSchema } from "../../http/openapi/shape-schema.js";
 import { catalogCodeForStatus } from "../../http/catalog-error.js";
 import { GET_PET_SUNSET } from "./routes.js";
+import { newPetShape, petStatusShape } from "./shapes.js";
 
 /** The headers of getPet's deprecation (catalog-operation.ts refers to them). */
 export const catalogHeaderComponents = {
@@ -22,7 +24,7 @@ export const catalogHeaderComponents = {
 
 /** The animal interface's schemas (routes.ts, shapes.ts). */
 export const catalogSchemas = {
-  PetStatus: { type: "string", enum: ["available", "pending", "sold"] },
+  PetStatus: componentSchema(petStatusShape, "PetStatus"),
   Pet: {
     type: "object",
     required: ["id", "name", "categoryId", "status"],
@@ -33,26 +35,7 @@ export const catalogSchemas = {
       status: { $ref: "#/components/schemas/PetStatus" },
     },
   },
-  NewPet: {
-    type: "object",
-    required: ["name", "categoryId"],
-    properties: {
-      name: {
-        type: "string",
-        description: "1-200 Unicode code points after trimming surrounding whitespace; no control characters.",
-        minLength: 1,
-        pattern: "^\\s*[^\\s\\p{Cc}](?:[^\\p{Cc}]{0,198}[^\\s\\p{Cc}])?\\s*$",
-      },
-      categoryId: {
-        type: "integer",
-        format: "int64",
-        description: "Positive; JSON integers above 2^53-1 cannot be represented exactly and are refused.",
-        minimum: 1,
-        maximum: 9007199254740991,
-      },
-      status: { $ref: "#/components/schemas/PetStatus", default: "available" },
-    },
-  },
+  NewPet: shapeSchema(newPetShape),
   Pets: { type: "array", items: { $ref: "#/components/schemas/Pet" } },
   Error: {
     type: "object",
