@@ -10,7 +10,7 @@ const keyOrder: Record<string, string[]> = {
 };
 
 function inDocumentOrder(schema: JsonSchema): JsonSchema {
-  const first = ["$ref", ...(keyOrder[String(schema.type)] ?? [])];
+  const first = ["$ref", "type", ...(keyOrder[String(schema.type)] ?? [])];
   const keys = [...first.filter((key) => key in schema), ...Object.keys(schema).filter((key) => !first.includes(key))];
   const properties = schema.properties as Record<string, JsonSchema> | undefined;
   return Object.fromEntries(

@@ -1,45 +1,10 @@
+import { componentSchema, shapeSchema } from "../../http/openapi/shape-schema.js";
+import { notificationRequestShape, templateFieldShape } from "./shapes.js";
+
 /** The notification and transcript schemas (routes.ts). */
 export const notificationSchemas = {
-  NotificationRequest: {
-    type: "object",
-    description:
-      "Required template fields per type: reminder (clientName, businessName, serviceName, when), no_show " +
-      "(clientName, serviceName), cancelled (clientName, serviceName, when), rescheduled (clientName, " +
-      "serviceName, when, newWhen), update (clientName, businessName, message). Each field is collapsed to one " +
-      "line before rendering. Retired types and message keys, retired fields (paymentUrl, feeAmount), " +
-      "scheduling fields (sendAt, scheduledAt, deliveryMode, ...) and any other member are refused with 400 " +
-      "partner.notification_invalid.",
-    required: ["to", "type", "actor"],
-    additionalProperties: false,
-    properties: {
-      to: {
-        type: "string",
-        pattern: "^\\+?[0-9]{8,15}$",
-        description: "International format, 8-15 digits, optional leading +",
-      },
-      type: { type: "string", enum: ["reminder", "no_show", "cancelled", "rescheduled", "update"] },
-      clientName: { $ref: "#/components/schemas/TemplateField" },
-      businessName: { $ref: "#/components/schemas/TemplateField" },
-      serviceName: { $ref: "#/components/schemas/TemplateField" },
-      when: { $ref: "#/components/schemas/TemplateField" },
-      newWhen: { $ref: "#/components/schemas/TemplateField" },
-      message: { $ref: "#/components/schemas/TemplateField" },
-      actor: {
-        type: "object",
-        required: ["actorReference"],
-        additionalProperties: false,
-        properties: {
-          actorReference: { type: "string", minLength: 1, maxLength: 300 },
-          delegationReference: { type: ["string", "null"], maxLength: 300 },
-        },
-      },
-    },
-  },
-  TemplateField: {
-    type: "string",
-    maxLength: 300,
-    description: "At most 300 characters (Unicode code points).",
-  },
+  NotificationRequest: shapeSchema(notificationRequestShape),
+  TemplateField: componentSchema(templateFieldShape, "TemplateField"),
   NotificationResult: {
     type: "object",
     required: ["notificationId", "state", "type", "createdAt", "idempotencyStatus"],
