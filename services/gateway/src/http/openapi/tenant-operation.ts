@@ -44,60 +44,71 @@ const pollHeaders = {
   },
 };
 
-/** A tenant row as an OpenAPI operation: its parameters, success, and one problem response per status. */
-export function tenantOperation(route: TenantRoute) {
-  const parameters: unknown[] = [
-    {
-      name: "tenantId",
-      in: "path",
-      required: true,
-      description: "1-64 of A-Z a-z 0-9 _ -; anything else is 400 `request.invalid` (checked after the scope).",
-      schema: { type: "string", minLength: 1, maxLength: 64, pattern: TENANT_ID_PATTERN },
-    },
-    ...(route.parameters ?? []),
-  ];
-  if (route.mutation) {
-    parameters.push({
-      name: "Idempotency-Key",
-      in: "header",
-      required: true,
-      description: "8-128 of A-Z a-z 0-9 _ . : -, bare or as a quoted sf-string. A repeat replays the first result.",
-      schema: { type: "string", pattern: '^([A-Za-z0-9_.:-]{8,128}|"[A-Za-z0-9_.:-]{8,128}")$' },
-    });
-  }
-  if (route.poll) parameters.push(ifNoneMatchParameter);
-  const successStatus = route.successStatus ?? 200;
-  const ok = {
-    description: successStatus === 204 ? "Success; no body." : "Success.",
+const tenantIdParameter = {
+  name: "tenantId",
+  in: "path",
+  required: true,
+  description: "1-64 of A-Z a-z 0-9 _ -; anything else is 400 `request.invalid` (checked after the scope).",
+  schema: { type: "string", minLength: 1, maxLength: 64, pattern: TENANT_ID_PATTERN },
+};
+
+const idempotencyKeyParameter = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: true,
+  description: "8-128 of A-Z a-z 0-9 _ . : -, bare or as a quoted sf-string. A repeat replays the first result.",
+  schema: { type: "string", pattern: '^([A-Za-z0-9_.:-]{8,128}|"[A-Za-z0-9_.:-]{8,128}")$' },
+};
+
+const replayedHeader = {
+  "Idempotent-Replayed": {
+    description: "Present on a replay of an earlier request with the same Idempotency-Key.",
+    schema: { type: "string", const: "true" },
+  },
+};
+
+/** The row's parameters, with the tenantId every route has and the headers its kind adds. */
+const parametersOf = (route: TenantRoute): unknown[] => [
+  tenantIdParameter,
+  ...(route.parameters ?? []),
+  ...(route.mutation ? [idempotencyKeyParameter] : []),
+  ...(route.poll ? [ifNoneMatchParameter] : []),
+];
+
+function successOf(route: TenantRoute, status: number) {
+  return {
+    description: status === 204 ? "Success; no body." : "Success.",
     headers: {
       ...everyResponseHeaders,
-      ...(route.mutation
-        ? {
-            "Idempotent-Replayed": {
-              description: "Present on a replay of an earlier request with the same Idempotency-Key.",
-              schema: { type: "string", const: "true" },
-            },
-          }
-        : {}),
+      ...(route.mutation ? replayedHeader : {}),
       ...(route.poll ? pollHeaders : {}),
     },
     ...(route.responseSchema ? { content: { "application/json": { schema: ref(route.responseSchema) } } } : {}),
   };
+}
+
+const notModified = {
+  description: "Not modified: `If-None-Match` names the current ETag; no body.",
+  headers: { ...everyResponseHeaders, ...pollHeaders },
+};
+
+/** One problem response per status the row's codes have, in status order. */
+function problemResponsesOf(route: TenantRoute): Record<string, unknown> {
   const byStatus = new Map<number, ProblemCode[]>();
   for (const code of problemCodesOf(route)) {
     const status = problemCodes[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  const responses: Record<string, unknown> = { [String(successStatus)]: ok };
-  if (route.poll) {
-    responses["304"] = {
-      description: "Not modified: `If-None-Match` names the current ETag; no body.",
-      headers: { ...everyResponseHeaders, ...pollHeaders },
-    };
-  }
-  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
-    responses[String(status)] = problemResponse(status, byStatus.get(status)!);
-  }
+  return Object.fromEntries(
+    [...byStatus.keys()]
+      .sort((a, b) => a - b)
+      .map((status) => [String(status), problemResponse(status, byStatus.get(status)!)]),
+  );
+}
+
+/** A tenant row as an OpenAPI operation: its parameters, success, and one problem response per status. */
+export function tenantOperation(route: TenantRoute) {
+  const successStatus = route.successStatus ?? 200;
   return {
     operationId: route.operationId,
     tags: [route.tag],
@@ -105,11 +116,15 @@ export function tenantOperation(route: TenantRoute) {
     description: `${route.description} Needs the \`${route.scope}\` scope and a key granted this tenant.`,
     security: [{ bearerAuth: [route.scope] }],
     "x-required-scope": route.scope,
-    parameters,
+    parameters: parametersOf(route),
     ...(route.requestSchema
       ? { requestBody: { required: true, content: { "application/json": { schema: ref(route.requestSchema) } } } }
       : {}),
-    responses,
+    responses: {
+      [String(successStatus)]: successOf(route, successStatus),
+      ...(route.poll ? { "304": notModified } : {}),
+      ...problemResponsesOf(route),
+    },
   };
 }
 
