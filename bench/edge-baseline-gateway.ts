@@ -10,7 +10,7 @@ import Router from "@koa/router";
 import { createNotifyClient } from "@platform/gateway/grpc/notify-client";
 import { createProjectionClient } from "@platform/gateway/grpc/projection-client";
 import { createWebhooksClient } from "@platform/gateway/grpc/webhooks-client";
-import { tenantRoutes } from "@platform/gateway/http/tenant-routes";
+import { tenantRoutes } from "@platform/gateway/routes/index";
 
 const route = tenantRoutes.find((r) => r.operationId === "getTenant")!;
 const notify = createNotifyClient(process.env.NOTIFY_ADDR ?? "127.0.0.1:50052", 5_000);

@@ -1,7 +1,7 @@
 import { startCloudApiStub, type CloudApiStub } from "@platform/local-stack/cloud-api-stub";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notificationRoutes } from "../src/http/notification-routes.js";
+import { notificationRoutes } from "../src/routes/notifications/routes.js";
 import { OpenApiContract } from "./openapi-contract.js";
 import { tenantApiCall, type Answer } from "./tenant-api-call.js";
 import { startTestStack, type TestStack } from "./stack.js";

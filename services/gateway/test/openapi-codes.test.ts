@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { codeCatalogue, codesUsedAs, type CodeEntry } from "@platform/codes";
-import { tenantOpenApi } from "../src/http/openapi/tenant-v1.js";
+import { tenantOpenApi } from "../src/routes/documents.js";
 import { problemCodes } from "../src/http/problem.js";
 import { OpenApiContract } from "./openapi-contract.js";
 

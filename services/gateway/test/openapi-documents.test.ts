@@ -1,7 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import { catalogOpenApi } from "../src/http/openapi/catalog-v1.js";
-import { tenantOpenApi } from "../src/http/openapi/tenant-v1.js";
+import { catalogOpenApi, tenantOpenApi } from "../src/routes/documents.js";
 import { problemCodes, type ProblemCode } from "../src/http/problem.js";
 import { OpenApiContract } from "./openapi-contract.js";
 

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TenantRoute } from "../src/http/tenant-route.js";
-import { tenantRoutes } from "../src/http/tenant-routes.js";
+import type { TenantRoute } from "../src/http/route.js";
+import { tenantRoutes } from "../src/routes/index.js";
 import { OpenApiContract } from "./openapi-contract.js";
 import { tenantApiCall, type Answer } from "./tenant-api-call.js";
 import { startTestStack, type TestStack } from "./stack.js";

@@ -27,9 +27,7 @@ import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "../config
 import { createApiKeyStore } from "../db/api-key-store.js";
 import { isScope, issueApiKey, scopes, type Scope } from "../domain/api-key.js";
 import { apiErrorFromGrpc } from "../http/api-error.js";
-import { tenantToJson } from "../http/tenant-routes.js";
-import { capabilityToJson, manifestToJson } from "../http/activation-routes.js";
-import { usageToJson } from "../http/usage-routes.js";
+import { capabilityToJson, manifestToJson, tenantToJson, usageToJson } from "../routes/representations.js";
 import { createEventClient, type EventClient } from "../grpc/event-client.js";
 import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
 import { createProjectionClient, type ProjectionClient } from "../grpc/projection-client.js";

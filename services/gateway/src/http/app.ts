@@ -6,20 +6,19 @@ import { apiKeyIdOf } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
 import type { ProjectionClient } from "../grpc/projection-client.js";
-import { answerPoll } from "./poll-etag.js";
 import type { WebhooksClient } from "../grpc/webhooks-client.js";
+import { catalogOpenApi, tenantOpenApi } from "../routes/documents.js";
+import { catalogRoutes, routes } from "../routes/index.js";
 import { ApiError } from "./api-error.js";
-import { authenticate, type ApiKeyLookup } from "./authenticate.js";
-import { authorize } from "./authorize.js";
-import { writeCatalogError } from "./catalog-errors.js";
-import { announceGetPetDeprecation, catalogRoutes } from "./catalog-routes.js";
-import { httpMetrics } from "./http-metrics.js";
-import { catalogOpenApi } from "./openapi/catalog-v1.js";
-import { tenantOpenApi } from "./openapi/tenant-v1.js";
+import { writeCatalogError } from "./catalog-error.js";
+import { authenticate, type ApiKeyLookup } from "./middleware/authenticate.js";
+import { announceDeprecations } from "./middleware/deprecation.js";
+import { httpMetrics } from "./middleware/http-metrics.js";
+import { rateLimit, rateLimitPolicyHeader, type TokenBuckets } from "./middleware/rate-limit.js";
+import { requestId } from "./middleware/request-id.js";
 import { writeProblem, type UncataloguedProblemCode } from "./problem.js";
-import { rateLimit, rateLimitPolicyHeader, type TokenBuckets } from "./rate-limit.js";
-import { requestId } from "./request-id.js";
-import { tenantRoutes } from "./tenant-routes.js";
+import { EXACT_ROUTES, routerOf } from "./router.js";
+import "./state.js";
 
 export interface Readiness {
   ready: boolean;
@@ -62,7 +61,7 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, 
   });
   return async (ctx, next) => {
     const started = performance.now();
-    const log = logger.child({ requestId: ctx.state.requestId as string });
+    const log = logger.child({ requestId: ctx.state.requestId });
     ctx.state.logger = log;
     try {
       await next();
@@ -106,9 +105,6 @@ function writeError(
 const isTenantInterface = (path: string) => path === "/api" || path.startsWith("/api/");
 const publicDocuments = new Set(["/v1/openapi.json", "/api/v1/openapi.json"]);
 
-/** Routes are exact: no trailing-slash or letter-case aliases (/v1/pets/ and /V1/PETS are 404). */
-export const EXACT_ROUTES = { strict: true, sensitive: true } as const;
-
 export function createGatewayApp(deps: GatewayDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by handleErrorsAndLog, with the request id
@@ -131,23 +127,8 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     ctx.body = documents.tenant;
   });
 
-  const v1 = new Router({ ...EXACT_ROUTES, prefix: "/v1" });
-  const catalog = catalogRoutes({ catalog: deps.catalog, publicBaseUrl: deps.publicBaseUrl }, EXACT_ROUTES);
-  v1.use(catalog.routes(), catalog.allowedMethods());
-
-  // The tenant interface: every route from the table, behind scope, grant and idempotency checks.
-  const tenants = new Router(EXACT_ROUTES);
-  for (const route of tenantRoutes) {
-    tenants.register(
-      route.path,
-      [route.method],
-      [
-        authorize(route),
-        ...(route.poll ? [answerPoll] : []),
-        (ctx) => route.handle(ctx, { notify: deps.notify, webhooks: deps.webhooks, projections: deps.projections }),
-      ],
-    );
-  }
+  // Every operation of both surfaces: one router over the capabilities' route tables.
+  const router = routerOf(routes, deps);
 
   const requireKey = authenticate(deps.apiKeys);
   const limit = rateLimit(deps.rateLimits, (ctx) => {
@@ -167,11 +148,9 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri, deps.registry));
   app.use(operational.routes());
   app.use(operational.allowedMethods());
-  app.use(announceGetPetDeprecation(deps.publicBaseUrl));
+  app.use(announceDeprecations(catalogRoutes, deps.publicBaseUrl));
   app.use(edge);
-  app.use(v1.routes());
-  app.use(v1.allowedMethods());
-  app.use(tenants.routes());
-  app.use(tenants.allowedMethods());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return app;
 }

@@ -1,45 +1,50 @@
 /**
- * The cursor paging every list of the tenant interface shares: `limit` 1-100 (default 20, sent on
- * as 0 for "the default") and an opaque `cursor`, the previous page's `nextCursor` as received.
+ * The cursor paging every list shares, declared once: `limit` 1-100 (default 20, sent on as 0 for
+ * "the default") and an opaque `cursor`, the previous page's `nextCursor` as received.
  */
 import type { Context } from "koa";
+import { z } from "zod";
 import { ApiError } from "./api-error.js";
+import { fromText, parseQuery, queryParameters, type QueryShape } from "./query-shape.js";
 
-/** A query parameter given at most once (a repeated one is a 400). */
-export function queryValue(ctx: Context, name: string): string | undefined {
-  const value = ctx.query[name];
-  if (Array.isArray(value)) throw new ApiError(400, `${name} may be given once`, { code: "request.invalid" });
-  return value;
+const LIMIT_PROBLEM = "must be an integer between 1 and 100";
+
+/** `limit`: 1-100 items per page, given as up to three digits; absent means the service's default (20). */
+export const pageLimit = (description: string) =>
+  fromText(
+    /^[0-9]{1,3}$/,
+    z.int({ error: LIMIT_PROBLEM }).min(1, LIMIT_PROBLEM).max(100, LIMIT_PROBLEM).meta({ default: 20, description }),
+  ).optional();
+
+const CURSOR_PROBLEM = "is not valid; pass back a nextCursor exactly as received";
+
+/** The tenant interface's page: `limit` and `cursor` (1-200 characters; the service judges it). */
+export const pageQueryShape = z.object({
+  limit: pageLimit("Items per page, 1-100."),
+  cursor: z
+    .string()
+    .min(1, CURSOR_PROBLEM)
+    .max(200, CURSOR_PROBLEM)
+    .meta({ description: "The previous page's `nextCursor`, exactly as received." })
+    .optional(),
+});
+
+/** A tenant-interface query problem: 400 request.invalid. */
+export const invalidQuery = (detail: string) => new ApiError(400, detail, { code: "request.invalid" });
+
+/** A tenant-interface query: its page (limit 0 for the default, "" for the first page) and any other members. */
+export function tenantQuery<S extends QueryShape>(ctx: Context, shape: S) {
+  const query = parseQuery(ctx, shape, invalidQuery);
+  const { limit, cursor } = query as { limit?: number; cursor?: string };
+  return { ...query, limit: limit ?? 0, cursor: cursor ?? "" };
 }
 
 export function pageQuery(ctx: Context): { limit: number; cursor: string } {
-  const limit = queryValue(ctx, "limit");
-  const cursor = queryValue(ctx, "cursor");
-  if (limit !== undefined && (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 100)) {
-    throw new ApiError(400, "limit must be an integer from 1 to 100", { code: "request.invalid" });
-  }
-  if (cursor !== undefined && (cursor === "" || cursor.length > 200)) {
-    throw new ApiError(400, "cursor is not valid; pass back a nextCursor exactly as received", {
-      code: "request.invalid",
-    });
-  }
-  return { limit: limit === undefined ? 0 : Number(limit), cursor: cursor ?? "" };
+  return tenantQuery(ctx, pageQueryShape);
 }
 
+/** A tenant-interface query's OpenAPI parameters. */
+export const tenantQueryParameters = (shape: QueryShape) => queryParameters(shape, { declareOptional: true });
+
 /** The OpenAPI parameters of a paged list. */
-export const pageParameters = [
-  {
-    name: "limit",
-    in: "query",
-    required: false,
-    description: "Items per page, 1-100.",
-    schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
-  },
-  {
-    name: "cursor",
-    in: "query",
-    required: false,
-    description: "The previous page's `nextCursor`, exactly as received.",
-    schema: { type: "string", minLength: 1, maxLength: 200 },
-  },
-];
+export const pageParameters = tenantQueryParameters(pageQueryShape);

@@ -23,7 +23,7 @@ export const problemCodes = Object.fromEntries(
 export type ProblemCode = keyof ProblemCatalogue;
 
 /**
- * Which codes an operation can produce, by what it has (see `problemCodesOf` in tenant-route.ts).
+ * Which codes an operation can produce, by what it has (see `problemCodesOf` in route.ts).
  * Every tenant route passes the edge: rate limit, key, scope, tenant grant, a downstream call, and
  * a 405 for the other methods on its path.
  */
@@ -119,6 +119,6 @@ export function writeProblem(
     status,
     detail: status >= 500 && status !== 503 ? "an unexpected error occurred" : error.message,
     code,
-    correlationId: ctx.state.requestId as string,
+    correlationId: ctx.state.requestId,
   };
 }

@@ -1,0 +1,24 @@
+import Router from "@koa/router";
+import type { Middleware } from "koa";
+import { authorize } from "./middleware/authorize.js";
+import { checkOptionalIdempotencyKey } from "./middleware/idempotency-key.js";
+import { answerPoll } from "./middleware/poll-etag.js";
+import type { Route, RouteDeps } from "./route.js";
+
+/** Routes are exact: no trailing-slash or letter-case aliases (/v1/pets/ and /V1/PETS are 404). */
+export const EXACT_ROUTES = { strict: true, sensitive: true } as const;
+
+/** The checks a row's surface puts between the edge (rate limit, key) and its handler. */
+function checksOf(route: Route): Middleware[] {
+  if (route.surface === "tenant") return [authorize(route), ...(route.poll ? [answerPoll] : [])];
+  return route.optionalIdempotencyKey ? [checkOptionalIdempotencyKey] : [];
+}
+
+/** The one router: every row of every capability's table, behind its surface's checks. */
+export function routerOf(routes: readonly Route[], deps: RouteDeps): Router {
+  const router = new Router(EXACT_ROUTES);
+  for (const route of routes) {
+    router.register(route.path, [route.method], [...checksOf(route), (ctx) => route.handle(ctx, deps)]);
+  }
+  return router;
+}

@@ -1,0 +1,25 @@
+import type { Logger } from "pino";
+import type { ApiKeyRecord } from "../domain/api-key.js";
+
+/**
+ * What the gateway's middleware leaves in `ctx.state`, declared once for every Koa context of the
+ * gateway (a module augmentation of Koa's DefaultState): request-id sets `requestId`, the error and
+ * log middleware `logger`, authenticate `apiKey`, the router `idempotencyKey` (required on tenant
+ * mutations, optional on catalog creates) and http-metrics reads `routeTemplate`.
+ */
+export interface GatewayState {
+  requestId: string;
+  logger: Logger;
+  /** Present behind authenticate (every /v1 and /api route). */
+  apiKey: ApiKeyRecord;
+  /** The request's Idempotency-Key, once the router has checked it. */
+  idempotencyKey: string | undefined;
+  /** A route template for the metrics when it is not koa-router's matched route. */
+  routeTemplate: string | undefined;
+}
+
+declare module "koa" {
+  // Koa's own extension point for ctx.state; the members are GatewayState's.
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface DefaultState extends GatewayState {}
+}

@@ -1,0 +1,102 @@
+import type { SendNotificationResponse } from "@platform/proto/notify/v1";
+import { ApiError, callService as call } from "../../http/api-error.js";
+import { readJsonBody } from "../../http/middleware/json-body.js";
+import { idempotencyKeyOf, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { pageParameters, pageQuery } from "../../http/page-query.js";
+import { messageToJson, sendResultToJson } from "./json.js";
+import { toSendNotificationRequest } from "./shapes.js";
+
+/** Seconds a partner should wait after partner.channel_rate_limited before retrying with the same key. */
+export const CHANNEL_RETRY_AFTER_SECONDS = 5;
+
+const tag = "notifications";
+
+/** Notifications and conversation transcripts: their rows of the tenant interface's route table. */
+export const notificationRoutes: TenantRoute[] = [
+  {
+    surface: "tenant",
+    operationId: "sendNotification",
+    method: "POST",
+    path: "/api/v1/tenants/:tenantId/notifications",
+    scope: "notification:send",
+    mutation: true,
+    tag,
+    summary: "Send a template message to a customer's phone.",
+    description:
+      "Sends a pre-approved template message once per Idempotency-Key and records it on the customer's " +
+      "conversation transcript. `state` sent is not proof that the recipient read it. A 409 " +
+      "`partner.action_outcome_unknown` means the message may or may not have gone out: read the transcript " +
+      "before sending again; a repeat with the same key never sends twice.",
+    requestSchema: "NotificationRequest",
+    responseSchema: "NotificationResult",
+    problems: [
+      "partner.notification_invalid",
+      "partner.notification_recipient_invalid",
+      "account.tenant_not_activated",
+      "account.testing_allowance_exhausted",
+      "partner.channel_not_ready",
+      "partner.recipient_opted_out",
+      "partner.recipient_undeliverable",
+      "partner.template_unavailable",
+      "partner.channel_send_failed",
+      "partner.action_outcome_unknown",
+      "partner.channel_rate_limited",
+    ],
+    async handle(ctx, deps) {
+      const request = toSendNotificationRequest(await readJsonBody(ctx), tenantIdOf(ctx), idempotencyKeyOf(ctx));
+      let response: SendNotificationResponse;
+      try {
+        response = await call(deps.notify.sendNotification(request, requestIdOf(ctx)), {
+          idempotencyKey: request.idempotencyKey,
+          howToCheck: "The notification may have been sent: read the conversation transcript before sending it again",
+        });
+      } catch (error) {
+        if (error instanceof ApiError && error.options.code === "partner.channel_rate_limited") {
+          throw new ApiError(error.status, error.message, {
+            ...error.options,
+            headers: { "retry-after": String(CHANNEL_RETRY_AFTER_SECONDS) },
+          });
+        }
+        throw error;
+      }
+      if (response.replayed) ctx.set("Idempotent-Replayed", "true");
+      ctx.body = sendResultToJson(response);
+    },
+  },
+  {
+    surface: "tenant",
+    operationId: "listConversationMessages",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId/conversations/:to/messages",
+    scope: "tenant:read",
+    mutation: false,
+    tag,
+    summary: "Read a customer's conversation transcript.",
+    description:
+      "Newest first: each notification's rendered text, its state (sent, unknown, failed) and actor " +
+      "references. Pass `nextCursor` back as `cursor` until it is null.",
+    parameters: [
+      {
+        name: "to",
+        in: "path",
+        required: true,
+        description: "The customer's phone number: 8-15 digits with an optional leading + (as %2B).",
+        schema: { type: "string", pattern: "^\\+?[0-9]{8,15}$" },
+      },
+      ...pageParameters,
+    ],
+    responseSchema: "ConversationMessages",
+    problems: ["partner.notification_recipient_invalid"],
+    async handle(ctx, deps) {
+      const { limit, cursor } = pageQuery(ctx);
+      const to = String((ctx.params as Record<string, string>).to ?? "");
+      const response = await call(
+        deps.notify.listConversationMessages({ tenantId: tenantIdOf(ctx), to, limit, cursor }, requestIdOf(ctx)),
+      );
+      ctx.body = {
+        messages: response.messages.map(messageToJson),
+        nextCursor: response.nextCursor === "" ? null : response.nextCursor,
+      };
+    },
+  },
+];

@@ -1,0 +1,23 @@
+import { TenantPlan, type Tenant } from "@platform/proto/notify/v1";
+import { ApiError } from "../../http/api-error.js";
+
+const planNames: Partial<Record<TenantPlan, string>> = {
+  [TenantPlan.TENANT_PLAN_TESTING]: "testing",
+  [TenantPlan.TENANT_PLAN_COMMERCIAL]: "commercial",
+};
+
+export function tenantToJson(tenant: Tenant | undefined): Record<string, unknown> {
+  if (!tenant) throw new ApiError(500, "notify answered without a tenant");
+  return {
+    id: tenant.id,
+    name: tenant.name,
+    status: tenant.status,
+    activated: tenant.activated,
+    channelReady: tenant.channelReady,
+    version: Number(tenant.version),
+    lastErrorCode: tenant.lastErrorCode ?? null,
+    plan: planNames[tenant.plan] ?? null,
+    createdAt: tenant.createdAt,
+    activationState: tenant.activationState || null,
+  };
+}

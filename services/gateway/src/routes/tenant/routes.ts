@@ -1,0 +1,26 @@
+import { callService as call } from "../../http/api-error.js";
+import { requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { tenantToJson } from "./json.js";
+
+/** The tenant record itself. */
+export const tenantRecordRoutes: TenantRoute[] = [
+  {
+    surface: "tenant",
+    operationId: "getTenant",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId",
+    scope: "tenant:read",
+    mutation: false,
+    poll: true,
+    tag: "tenant",
+    summary: "Read the tenant record.",
+    description:
+      "The tenant's name, plan, activation and channel readiness, with a `version` that increases on every change.",
+    responseSchema: "Tenant",
+    problems: [],
+    async handle(ctx, deps) {
+      const { tenant } = await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      ctx.body = tenantToJson(tenant);
+    },
+  },
+];

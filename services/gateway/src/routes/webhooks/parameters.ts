@@ -1,0 +1,23 @@
+import { tenantQueryParameters } from "../../http/page-query.js";
+import { deliveryQueryShape, expectedVersionQueryShape } from "./shapes.js";
+
+/** The OpenAPI parameters of the webhook routes. */
+export const endpointIdParameter = {
+  name: "endpointId",
+  in: "path",
+  required: true,
+  description: '"ep_" and 24 lowercase hex; any other id is not found.',
+  schema: { type: "string", maxLength: 200 },
+};
+export const deliveryIdParameter = {
+  name: "deliveryId",
+  in: "path",
+  required: true,
+  description: '"dlv_" and 24 lowercase hex; any other id is not found.',
+  schema: { type: "string", maxLength: 200 },
+};
+/** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
+export const expectedVersionParameter = tenantQueryParameters(expectedVersionQueryShape)[0]!;
+
+/** A ledger page's parameters: the page, `status`, `eventType`. */
+export const deliveryQueryParameters = tenantQueryParameters(deliveryQueryShape);

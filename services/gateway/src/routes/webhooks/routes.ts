@@ -1,0 +1,479 @@
+import type { Context } from "koa";
+import { callService as call } from "../../http/api-error.js";
+import { readJsonBody } from "../../http/middleware/json-body.js";
+import { pageParameters, pageQuery, tenantQuery } from "../../http/page-query.js";
+import type { ProblemCode } from "../../http/problem.js";
+import { idempotencyKeyOf, pathParam, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { attemptToJson, deliveryToJson, endpointToJson, statsToJson } from "./json.js";
+import {
+  deliveryQueryParameters,
+  deliveryIdParameter,
+  endpointIdParameter,
+  expectedVersionParameter,
+} from "./parameters.js";
+import {
+  deliveryQueryShape,
+  expectedVersionQuery,
+  parseEndpointUpdate,
+  parseNewEndpoint,
+  parseTestDelivery,
+} from "./shapes.js";
+
+/** What a mutation that failed without a definite answer tells its caller to check first. */
+const mutation = (ctx: Context, howToCheck: string) => ({ idempotencyKey: idempotencyKeyOf(ctx), howToCheck });
+
+const replayed = (ctx: Context, answer: { replayed: boolean }) => {
+  if (answer.replayed) ctx.set("Idempotent-Replayed", "true");
+};
+
+const base = "/api/v1/tenants/:tenantId/webhooks";
+const tag = "webhooks";
+const scope = "webhook:manage" as const;
+
+const filterCodes: ProblemCode[] = [
+  "webhook.endpoint_invalid",
+  "webhook.target_not_allowed",
+  "webhook.event_type_unknown",
+  "webhook.event_type_not_subscribable",
+];
+
+/**
+ * The webhooks service keeps no tenant records: before it is called, notify confirms the tenant
+ * exists, so a key's grant of a tenant that does not (or no longer) exist answers 404
+ * tenant.not_found exactly as on every other route.
+ */
+function forExistingTenant(route: TenantRoute): TenantRoute {
+  return {
+    ...route,
+    async handle(ctx, deps) {
+      await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      await route.handle(ctx, deps);
+    },
+  };
+}
+
+/** Webhook management (owned by the webhooks service): endpoints, secrets, the catalog, the delivery ledger. */
+export const webhookRoutes: TenantRoute[] = (
+  [
+    // Before `/webhooks/:endpointId`, which would otherwise take "event-types" for an endpoint id.
+    {
+      surface: "tenant",
+      operationId: "listWebhookEventTypes",
+      method: "GET",
+      path: `${base}/event-types`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "List the event catalog.",
+      description:
+        "All fifteen event types with their emission status: `emitted`, `delivery_not_established` (subscribable; " +
+        "delivery not established yet) and `coming_soon` (listed, not subscribable). `currentApiVersion` is the " +
+        "payload version new endpoints are pinned to.",
+      responseSchema: "WebhookEventTypes",
+      problems: [],
+      async handle(ctx, deps) {
+        const answer = await call(deps.webhooks.listEventTypes({}, requestIdOf(ctx)));
+        ctx.body = {
+          data: answer.eventTypes.map((t) => ({
+            type: t.type,
+            description: t.description,
+            emission: t.emission,
+            subscribable: t.subscribable,
+          })),
+          currentApiVersion: answer.currentApiVersion,
+        };
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "createWebhookEndpoint",
+      method: "POST",
+      path: base,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Create a webhook endpoint.",
+      description:
+        "An `https` URL whose host resolves to public addresses only, a description, and at least one event filter " +
+        "(an exact subscribable type or a family wildcard such as `capability.*`). Answers 201 with the endpoint and " +
+        "its signing `secret`, shown only here (a replay with the same Idempotency-Key shows it again). The endpoint " +
+        "is pinned to the current API version. When every problem is an unknown (or every one a coming-soon) filter " +
+        "the code says so; otherwise `webhook.endpoint_invalid` names every problem.",
+      successStatus: 201,
+      requestSchema: "WebhookEndpointRequest",
+      responseSchema: "WebhookEndpointWithSecret",
+      problems: filterCodes,
+      async handle(ctx, deps) {
+        const input = parseNewEndpoint(await readJsonBody(ctx));
+        const answer = await call(
+          deps.webhooks.createEndpoint(
+            { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx) },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The endpoint may have been created: list the endpoints before creating it again"),
+        );
+        replayed(ctx, answer);
+        ctx.status = 201;
+        ctx.body = { ...endpointToJson(answer.endpoint), secret: answer.secret };
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "listWebhookEndpoints",
+      method: "GET",
+      path: base,
+      scope,
+      mutation: false,
+      tag,
+      summary: "List webhook endpoints.",
+      description: "Newest first. Pass `nextCursor` back as `cursor` until it is null. Secrets are never listed.",
+      parameters: pageParameters,
+      responseSchema: "WebhookEndpointPage",
+      problems: [],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.listEndpoints({ tenantId: tenantIdOf(ctx), ...pageQuery(ctx) }, requestIdOf(ctx)),
+        );
+        ctx.body = {
+          data: answer.endpoints.map(endpointToJson),
+          nextCursor: answer.nextCursor === "" ? null : answer.nextCursor,
+        };
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "getWebhookEndpoint",
+      method: "GET",
+      path: `${base}/:endpointId`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "Read a webhook endpoint.",
+      description: "The endpoint with its `version`; never its secret.",
+      parameters: [endpointIdParameter],
+      responseSchema: "WebhookEndpoint",
+      problems: ["webhook.endpoint_not_found"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.getEndpoint(
+            { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = endpointToJson(answer.endpoint);
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "updateWebhookEndpoint",
+      method: "PATCH",
+      path: `${base}/:endpointId`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Change a webhook endpoint's URL, description or event filters.",
+      description:
+        "Only the members given change (at least one of `url`, `description`, `eventTypes`); the pinned API version " +
+        "never does. With `expectedVersion` the change applies only if the endpoint is still at that version " +
+        "(else 412 `webhook.version_mismatch`). A new URL's host is checked as at creation.",
+      parameters: [endpointIdParameter],
+      requestSchema: "WebhookEndpointUpdate",
+      responseSchema: "WebhookEndpoint",
+      problems: [...filterCodes, "webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const changes = parseEndpointUpdate(await readJsonBody(ctx));
+        const answer = await call(
+          deps.webhooks.updateEndpoint(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              ...changes,
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The endpoint may have changed: read it before changing it again"),
+        );
+        replayed(ctx, answer);
+        ctx.body = endpointToJson(answer.endpoint);
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "deleteWebhookEndpoint",
+      method: "DELETE",
+      path: `${base}/:endpointId`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Delete a webhook endpoint.",
+      description:
+        "Answers 204; the endpoint then receives nothing and is not found. Its deliveries stay in the ledger.",
+      parameters: [endpointIdParameter, expectedVersionParameter],
+      successStatus: 204,
+      problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.deleteEndpoint(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              expectedVersion: expectedVersionQuery(ctx),
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The endpoint may have been deleted: read it before deleting it again"),
+        );
+        replayed(ctx, answer);
+        ctx.status = 204;
+      },
+    },
+    ...(
+      [
+        [
+          "pause",
+          "pauseWebhookEndpoint",
+          "Pause a webhook endpoint.",
+          "New deliveries are held, not dropped, until the endpoint is resumed.",
+        ],
+        [
+          "resume",
+          "resumeWebhookEndpoint",
+          "Resume a webhook endpoint.",
+          "Clears `attentionReason` and releases every held delivery: each is due at once, through the same retries.",
+        ],
+      ] as const
+    ).map(([action, operationId, summary, description]): TenantRoute => ({
+      surface: "tenant",
+      operationId,
+      method: "POST",
+      path: `${base}/:endpointId/${action}`,
+      scope,
+      mutation: true,
+      tag,
+      summary,
+      description: `${description} Bumps \`version\`.`,
+      parameters: [endpointIdParameter, expectedVersionParameter],
+      responseSchema: "WebhookEndpoint",
+      problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const request = {
+          tenantId: tenantIdOf(ctx),
+          endpointId: pathParam(ctx, "endpointId"),
+          expectedVersion: expectedVersionQuery(ctx),
+          idempotencyKey: idempotencyKeyOf(ctx),
+        };
+        const howToCheck = `The endpoint may have been ${action}d: read it before trying again`;
+        const answer = await call(
+          action === "pause"
+            ? deps.webhooks.pauseEndpoint(request, requestIdOf(ctx))
+            : deps.webhooks.resumeEndpoint(request, requestIdOf(ctx)),
+          mutation(ctx, howToCheck),
+        );
+        replayed(ctx, answer);
+        ctx.body = endpointToJson(answer.endpoint);
+      },
+    })),
+    {
+      surface: "tenant",
+      operationId: "rotateWebhookSecret",
+      method: "POST",
+      path: `${base}/:endpointId/rotate-secret`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Rotate a webhook endpoint's signing secret.",
+      description:
+        "Answers the endpoint and the new `secret`, shown only here. For 24 hours (until " +
+        "`previousSecretExpiresAt`) deliveries carry a second signature made with the previous secret.",
+      parameters: [endpointIdParameter, expectedVersionParameter],
+      responseSchema: "WebhookEndpointWithSecret",
+      problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.rotateSecret(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              expectedVersion: expectedVersionQuery(ctx),
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The secret may have been rotated: repeat with the same Idempotency-Key to see the new one"),
+        );
+        replayed(ctx, answer);
+        ctx.body = { ...endpointToJson(answer.endpoint), secret: answer.secret };
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "listWebhookDeliveries",
+      method: "GET",
+      path: `${base}/:endpointId/deliveries`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "List an endpoint's deliveries.",
+      description:
+        "Newest first, optionally only one `status` or one exact `eventType`. Pass `nextCursor` back as `cursor` " +
+        "until it is null.",
+      parameters: [endpointIdParameter, ...deliveryQueryParameters],
+      responseSchema: "WebhookDeliveryPage",
+      problems: ["webhook.endpoint_not_found"],
+      async handle(ctx, deps) {
+        const { limit, cursor, status, eventType } = tenantQuery(ctx, deliveryQueryShape);
+        const answer = await call(
+          deps.webhooks.listDeliveries(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              limit,
+              cursor,
+              status: status ?? "",
+              eventType: eventType ?? "",
+            },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = {
+          data: answer.deliveries.map(deliveryToJson),
+          nextCursor: answer.nextCursor === "" ? null : answer.nextCursor,
+        };
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "getWebhookDelivery",
+      method: "GET",
+      path: `${base}/:endpointId/deliveries/:deliveryId`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "Inspect a delivery.",
+      description:
+        "The delivery, every attempt oldest first in `attemptHistory` (the receiver's first 4 KiB as UTF-8 text), and " +
+        "`payload`: the exact request body sent.",
+      parameters: [endpointIdParameter, deliveryIdParameter],
+      responseSchema: "WebhookDeliveryDetail",
+      problems: ["webhook.endpoint_not_found", "webhook.delivery_not_found"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.getDelivery(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              deliveryId: pathParam(ctx, "deliveryId"),
+            },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = {
+          ...deliveryToJson(answer.delivery),
+          attemptHistory: answer.attempts.map(attemptToJson),
+          payload: answer.payload,
+        };
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "redriveWebhookDelivery",
+      method: "POST",
+      path: `${base}/:endpointId/deliveries/:deliveryId/redrive`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Redrive a dead-lettered or failed delivery.",
+      description:
+        "Within 30 days of the event: a fresh run of attempts through the same pipeline, due now (held while the " +
+        "endpoint is paused). `attemptsTotal` keeps counting.",
+      parameters: [endpointIdParameter, deliveryIdParameter],
+      responseSchema: "WebhookDelivery",
+      problems: [
+        "webhook.endpoint_not_found",
+        "webhook.delivery_not_found",
+        "webhook.delivery_not_redrivable",
+        "webhook.redrive_window_closed",
+      ],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.redriveDelivery(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              deliveryId: pathParam(ctx, "deliveryId"),
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The delivery may have been redriven: inspect it before redriving it again"),
+        );
+        replayed(ctx, answer);
+        ctx.body = deliveryToJson(answer.delivery);
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "getWebhookEndpointStats",
+      method: "GET",
+      path: `${base}/:endpointId/stats`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "Delivery statistics of an endpoint over the last 24 hours.",
+      description:
+        "Deliveries created in the window by current status; attempts made in it, the share that succeeded, and " +
+        "attempt latency percentiles (null when no attempt was made).",
+      parameters: [endpointIdParameter],
+      responseSchema: "WebhookEndpointStats",
+      problems: ["webhook.endpoint_not_found"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.getEndpointStats(
+            { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
+            requestIdOf(ctx),
+          ),
+        );
+        ctx.body = statsToJson(answer);
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "sendWebhookTestDelivery",
+      method: "POST",
+      path: `${base}/:endpointId/test`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Send a test delivery.",
+      description:
+        "A synthetic event of the chosen subscribable type (`livemode` false), signed with the endpoint's real " +
+        "secret and delivered through the same pipeline and retries. Answers 202 with the delivery; follow it " +
+        "in the ledger.",
+      parameters: [endpointIdParameter],
+      successStatus: 202,
+      requestSchema: "WebhookTestDeliveryRequest",
+      responseSchema: "WebhookDelivery",
+      problems: ["webhook.endpoint_not_found", "webhook.event_type_unknown", "webhook.event_type_not_subscribable"],
+      async handle(ctx, deps) {
+        const eventType = parseTestDelivery(await readJsonBody(ctx));
+        const answer = await call(
+          deps.webhooks.sendTestDelivery(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              eventType,
+              idempotencyKey: idempotencyKeyOf(ctx),
+            },
+            requestIdOf(ctx),
+          ),
+          mutation(ctx, "The test delivery may have been created: list the deliveries before sending another"),
+        );
+        replayed(ctx, answer);
+        ctx.status = 202;
+        ctx.body = deliveryToJson(answer.delivery);
+      },
+    },
+  ] satisfies TenantRoute[]
+).map(forExistingTenant);

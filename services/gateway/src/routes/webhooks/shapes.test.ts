@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../http/api-error.js";
+import { tenantRoutes } from "../index.js";
+import { webhookRoutes } from "./routes.js";
+import { parseEndpointUpdate, parseNewEndpoint, parseTestDelivery } from "./shapes.js";
+
+const refusal = (parse: () => unknown) => {
+  try {
+    parse();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    const { status, message, options } = error as ApiError;
+    return { status, code: options.code, detail: message };
+  }
+  throw new Error("expected a refusal");
+};
+
+describe("webhook request bodies", () => {
+  it("passes a new endpoint's members on as given (values are the service's to judge)", () => {
+    expect(parseNewEndpoint({ url: "http://x", description: "", eventTypes: [] })).toEqual({
+      url: "http://x",
+      description: "",
+      eventTypes: [],
+    });
+  });
+
+  it("names every problem of a new endpoint in one detail", () => {
+    expect(refusal(() => parseNewEndpoint({ url: 1, eventTypes: [1], secret: "s" }))).toEqual({
+      status: 400,
+      code: "webhook.endpoint_invalid",
+      detail:
+        '"secret" is not a member of this request; url must be a string; description is required; eventTypes must be an array of strings',
+    });
+    expect(refusal(() => parseNewEndpoint([]))).toMatchObject({
+      detail: expect.stringMatching(/JSON object/) as string,
+    });
+  });
+
+  it("reads an update: only the members given, expectedVersion as a positive integer", () => {
+    expect(parseEndpointUpdate({ description: "d", expectedVersion: 3 })).toEqual({
+      url: undefined,
+      description: "d",
+      eventTypes: undefined,
+      expectedVersion: "3",
+    });
+    expect(parseEndpointUpdate({ eventTypes: ["a.*"] })).toMatchObject({ eventTypes: { eventTypes: ["a.*"] } });
+    for (const expectedVersion of [0, 1.5, "2", -1]) {
+      expect(refusal(() => parseEndpointUpdate({ expectedVersion }))).toMatchObject({
+        code: "webhook.endpoint_invalid",
+        detail: "expectedVersion must be a positive integer (the endpoint's version)",
+      });
+    }
+  });
+
+  it("reads a test delivery's eventType", () => {
+    expect(parseTestDelivery({ eventType: "booking.created" })).toBe("booking.created");
+    expect(refusal(() => parseTestDelivery({}))).toMatchObject({
+      code: "request.invalid",
+      detail: "eventType is required",
+    });
+  });
+});
+
+describe("the webhooks route table", () => {
+  it("is part of the tenant interface, all under webhook:manage, mutations exactly the non-GETs", () => {
+    expect(webhookRoutes).toHaveLength(14);
+    for (const route of webhookRoutes) {
+      expect(tenantRoutes).toContain(route);
+      expect(route).toMatchObject({ tag: "webhooks", scope: "webhook:manage", mutation: route.method !== "GET" });
+    }
+  });
+
+  it("registers event-types before {endpointId}, so the catalog is not taken for an endpoint", () => {
+    const paths = tenantRoutes.map((route) => `${route.method} ${route.path}`);
+    expect(paths.indexOf("GET /api/v1/tenants/:tenantId/webhooks/event-types")).toBeLessThan(
+      paths.indexOf("GET /api/v1/tenants/:tenantId/webhooks/:endpointId"),
+    );
+  });
+});

@@ -1,0 +1,106 @@
+import type { Context } from "koa";
+import type { UpdateEndpointRequest } from "@platform/proto/webhooks/v1";
+import { z } from "zod";
+import { ApiError } from "../../http/api-error.js";
+import { mustBe, parseShape } from "../../http/request-shape.js";
+import { invalidQuery, pageQueryShape } from "../../http/page-query.js";
+import { fromText, parseQuery } from "../../http/query-shape.js";
+
+const endpointInvalid = (detail: string) => new ApiError(400, detail, { code: "webhook.endpoint_invalid" });
+const requestInvalid = (detail: string) => new ApiError(400, detail, { code: "request.invalid" });
+
+/** A request body: a JSON object without unknown members. */
+const body = <Shape extends z.ZodRawShape>(shape: Shape, description?: string) =>
+  z.strictObject(shape, { error: "the request body must be a JSON object" }).meta(description ? { description } : {});
+
+const URL_BOUNDS = { maxLength: 2048 };
+const EVENT_TYPES_BOUNDS = { minItems: 1, maxItems: 50 };
+const eventTypes = (meta: Record<string, unknown>) =>
+  z
+    .array(z.string(mustBe("an array of strings")), mustBe("an array of strings"))
+    .meta({ ...EVENT_TYPES_BOUNDS, ...meta });
+const text = (meta: Record<string, unknown> = {}) => z.string(mustBe("a string")).meta(meta);
+
+/**
+ * `{"url", "description", "eventTypes": [...]}`, all three required. Their values are the
+ * service's to judge: the URL and list bounds are documented, not checked here.
+ */
+export const newEndpointShape = body({
+  url: text({
+    ...URL_BOUNDS,
+    description: "An absolute https URL without credentials or fragment; its host must resolve to public addresses.",
+  }),
+  description: text({ description: "1-500 characters on one line." }),
+  eventTypes: eventTypes({ description: "Exact subscribable event types or family wildcards such as `capability.*`." }),
+});
+
+/** `{"url"?, "description"?, "eventTypes"?, "expectedVersion"?}` (PATCH). */
+export const endpointUpdateShape = body(
+  {
+    url: text(URL_BOUNDS).optional(),
+    description: text().optional(),
+    eventTypes: eventTypes({}).optional(),
+    expectedVersion: z
+      .int(mustBe("a positive integer (the endpoint's version)"))
+      .min(1, "must be a positive integer (the endpoint's version)")
+      .meta({
+        description: "Apply only if the endpoint is still at this version; else 412 `webhook.version_mismatch`.",
+      })
+      .optional(),
+  },
+  "At least one of `url`, `description`, `eventTypes`.",
+);
+
+/** `{"eventType": "..."}` of a test delivery. */
+export const testDeliveryShape = body({
+  eventType: text({ description: "Any subscribable event type of the catalog." }),
+});
+
+export function parseNewEndpoint(input: unknown): { url: string; description: string; eventTypes: string[] } {
+  return parseShape(newEndpointShape, input, endpointInvalid);
+}
+
+export function parseEndpointUpdate(
+  input: unknown,
+): Pick<UpdateEndpointRequest, "url" | "description" | "eventTypes" | "expectedVersion"> {
+  const { url, description, eventTypes, expectedVersion } = parseShape(endpointUpdateShape, input, endpointInvalid);
+  return {
+    url,
+    description,
+    eventTypes: eventTypes === undefined ? undefined : { eventTypes },
+    expectedVersion: expectedVersion === undefined ? undefined : String(expectedVersion),
+  };
+}
+
+export function parseTestDelivery(input: unknown): string {
+  return parseShape(testDeliveryShape, input, requestInvalid).eventType;
+}
+
+const VERSION_PROBLEM = "must be a positive integer (the endpoint's version)";
+
+/** The optional `expectedVersion` query of delete, pause, resume and rotate. */
+export const expectedVersionQueryShape = z.object({
+  expectedVersion: fromText(
+    /^[1-9][0-9]{0,14}$/,
+    z.int({ error: VERSION_PROBLEM }).min(1, VERSION_PROBLEM).meta({
+      description: "The endpoint's `version` as last read; when it has changed since, 412 `webhook.version_mismatch`.",
+    }),
+  ).optional(),
+});
+
+export function expectedVersionQuery(ctx: Context): string | undefined {
+  const { expectedVersion } = parseQuery(ctx, expectedVersionQueryShape, invalidQuery);
+  return expectedVersion === undefined ? undefined : String(expectedVersion);
+}
+
+/** The delivery states a ledger query may filter by. */
+export const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"] as const;
+
+/** A ledger page, optionally one `status` or one exact `eventType` (an empty one filters nothing). */
+export const deliveryQueryShape = pageQueryShape.extend({
+  status: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.enum(deliveryStatuses, { error: `must be one of ${deliveryStatuses.join(", ")}` }).optional(),
+  ),
+  eventType: z.string().meta({ maxLength: 200 }).optional(),
+});
