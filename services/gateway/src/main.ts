@@ -13,7 +13,7 @@ import { createNotifyClient } from "./grpc/notify-client.js";
 import { createProjectionClient } from "./grpc/projection-client.js";
 import { createWebhooksClient } from "./grpc/webhooks-client.js";
 import { TokenBuckets } from "./http/middleware/rate-limit.js";
-import { createGatewayApp, type Readiness } from "./http/app.js";
+import { createGatewayApp, type Readiness } from "./app.js";
 
 const bootLogger = createLogger("gateway", "info");
 

@@ -9,7 +9,7 @@ import { codeEntry } from "@platform/codes";
 import { issueApiKey, type ApiKeyRecord } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
 import { ApiError } from "./api-error.js";
-import { createGatewayApp } from "./app.js";
+import { createGatewayApp } from "../app.js";
 import { problemCodeFor, problemCodes, writeProblem } from "./problem.js";
 import { TokenBuckets } from "./middleware/rate-limit.js";
 
