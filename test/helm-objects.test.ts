@@ -160,6 +160,53 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
     expect(lint).toContain("1 chart(s) linted, 1 chart(s) failed");
   });
 
+  it("documents every value in values.yaml with a ## @param, and documents no value that does not exist", async () => {
+    const text = await readFile(join(chart, "values.yaml"), "utf8");
+    const params = [...text.matchAll(/^## @param (\S+) \S/gm)].map((m) => m[1]!);
+    const leaves: string[] = [];
+    const walk = (value: unknown, path: string) => {
+      if (value !== null && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length > 0) {
+        for (const [key, inner] of Object.entries(value)) walk(inner, path === "" ? key : `${path}.${key}`);
+      } else leaves.push(path);
+    };
+    walk(parse(text), "");
+    const documented = (leaf: string) => params.some((p) => leaf === p || leaf.startsWith(`${p}.`));
+    expect(leaves.filter((leaf) => !documented(leaf))).toEqual([]);
+    const exists = (param: string) => leaves.some((leaf) => leaf === param || leaf.startsWith(`${param}.`));
+    expect(params.filter((param) => !exists(param))).toEqual([]);
+    expect(new Set(params).size).toBe(params.length);
+  });
+
+  it("has additionalProperties at every object level of values.schema.json: false, or a typed map for free-form names", async () => {
+    const schema = JSON.parse(await readFile(join(chart, "values.schema.json"), "utf8"));
+    const maps: string[] = [];
+    const open: string[] = [];
+    const walk = (node: any, path: string) => {
+      if (node === null || typeof node !== "object") return;
+      if (node.$ref) return;
+      if (node.type === "object" || (Array.isArray(node.type) && node.type.includes("object")) || node.properties) {
+        if (node.additionalProperties === false) {
+          // strict
+        } else if (typeof node.additionalProperties === "object" && node.additionalProperties.type) maps.push(path);
+        else if (path !== "/properties/global") open.push(path);
+      }
+      for (const [key, inner] of Object.entries(node)) {
+        if (Array.isArray(inner)) inner.forEach((item, i) => walk(item, `${path}/${key}/${i}`));
+        else if (key !== "additionalProperties" || typeof inner === "object") walk(inner, `${path}/${key}`);
+      }
+    };
+    walk(schema, "");
+    expect(open).toEqual([]);
+    expect(maps.sort()).toEqual(
+      [
+        "/definitions/env",
+        "/definitions/labelSelector/properties/matchLabels",
+        "/properties/ingress/properties/annotations",
+        ...services.map((s) => `/properties/${s}/properties/serviceAccount/properties/annotations`),
+      ].sort(),
+    );
+  });
+
   it("gives each service its own image; <svc>.image.tag changes that service's image alone", async () => {
     const images = (objects: K8sObject[]) =>
       Object.fromEntries(
