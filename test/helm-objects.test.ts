@@ -42,15 +42,21 @@ const matches = (selector: Record<string, string>, labels: Record<string, string
 
 let defaults: K8sObject[];
 let everything: K8sObject[];
+/** Whether the chart has a PrometheusRule switch (values.schema.json's prometheusRule.enabled). */
+let prometheusRule = false;
 
 describe("the chart's objects, checked by helm and the Kubernetes schemas", () => {
   beforeAll(async () => {
     helm = (await findHelm()).path;
-    [defaults, everything] = await Promise.all([render(), render(["-f", allOn])]);
+    const schema = JSON.parse(await readFile(join(chart, "values.schema.json"), "utf8"));
+    prometheusRule = schema.properties.prometheusRule?.properties?.enabled !== undefined;
+    // Every option on: the all-on values, and the PrometheusRule when the chart has one.
+    const on = ["-f", allOn, ...(prometheusRule ? sets("prometheusRule.enabled=true") : [])];
+    [defaults, everything] = await Promise.all([render(), render(on)]);
   }, 60_000);
 
   it("passes helm lint --strict with the defaults and with every option on", async () => {
-    for (const args of [[], ["-f", allOn]]) {
+    for (const args of [[], ["-f", allOn, ...(prometheusRule ? sets("prometheusRule.enabled=true") : [])]]) {
       const { stdout } = await run(helm, ["lint", "--strict", chart, ...args]);
       expect(stdout, args.join(" ")).toContain("1 chart(s) linted, 0 chart(s) failed");
     }
@@ -101,6 +107,7 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
         "networking.k8s.io/v1/NetworkPolicy",
         "networking.k8s.io/v1/Ingress",
         "monitoring.coreos.com/v1/ServiceMonitor",
+        ...(prometheusRule ? ["monitoring.coreos.com/v1/PrometheusRule"] : []),
       ]),
     );
   }, 60_000);
@@ -431,6 +438,25 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
       expect(routed(request), request).toBe(false);
     for (const request of ["/v1/openapi.json", "/api/v1/openapi.json", "/v1/pets", "/api/v1/webhooks/endpoints"])
       expect(routed(request), request).toBe(true);
+  });
+
+  it("tells the installer which Secrets must exist and what the Ingress exposes (NOTES.txt)", async () => {
+    const { stdout } = await run(helm, ["install", "rel", chart, "--dry-run=client", "-f", allOn], {
+      maxBuffer: 32 << 20,
+    });
+    const notes = stdout.slice(stdout.indexOf("NOTES:"));
+    for (const line of [
+      "catalog: registry.example.com/catalog-team/catalog:2.0.0, 2-6 replicas (HPA at 75% CPU)",
+      "gateway: ghcr.io/example/platform/gateway:0.1.0, 3-12 replicas (HPA at 60% CPU)",
+      "and at https://api.example.com.",
+      "The Ingress routes /v1/ and /api/ only",
+      "platform-database (key url): the Postgres URL (DATABASE_URL)",
+      "platform-nats (key url): the NATS JetStream URL (NATS_URL)",
+      "platform-secrets (key secrets-key): SECRETS_KEY",
+      "whatsapp (key access-token): the WhatsApp access token",
+      "NetworkPolicies: default deny",
+    ])
+      expect(notes).toContain(line);
   });
 
   describe("NetworkPolicies", () => {
