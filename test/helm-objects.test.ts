@@ -599,6 +599,10 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
         .ports.map((p: any) => [p.port, p.endPort ?? p.port]);
       const distinct = (ranges: number[][]) => [...new Set(ranges.map((r) => r.join("-")))];
       expect(distinct(parseAllowedPorts(allowed).ranges)).toEqual(distinct(ports));
+      // One list for both: the env var cannot be set on its own.
+      await expect(render(sets("webhooks.env.WEBHOOKS_ALLOWED_PORTS=8443"))).rejects.toThrow(
+        "invalid propertyName 'WEBHOOKS_ALLOWED_PORTS'",
+      );
       const none = deploymentOf(defaults, "webhooks").spec.template.spec.containers[0].env;
       expect(none.map((e: any) => e.name)).not.toContain("WEBHOOKS_ALLOWED_PORTS");
     });
