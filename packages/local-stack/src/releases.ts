@@ -238,3 +238,28 @@ export async function cutRelease(
     next: `git commit -am "release ${component} ${version} (${commit.slice(0, 12)})"`,
   };
 }
+
+/**
+ * The release of `service` that this tree's build must run beside (the one a rollout of this tree
+ * replaces, or a rollback returns to): its last release, unless HEAD's code of the service is that
+ * release's code (the release was just recorded), then the one before it, if any.
+ */
+export async function baselineRelease(repo: string, file: ReleasesFile, service: ReleasedService): Promise<Release> {
+  const last = latestRelease(file, service);
+  const before = previousRelease(file, service);
+  if (!before) return last;
+  const unchanged = await run(
+    "git",
+    ["diff", "--quiet", last.commit, "HEAD", "--", `services/${service}`, "packages", "proto"],
+    {
+      cwd: repo,
+    },
+  ).then(
+    () => true,
+    (error: { code?: number }) => {
+      if (error.code === 1) return false;
+      throw error as Error;
+    },
+  );
+  return unchanged ? before : last;
+}
