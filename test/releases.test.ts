@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import {
+  baselineRelease,
   compareVersions,
   cutRelease,
   latestRelease,
@@ -167,6 +168,18 @@ describe("npm run release (on a throwaway repository with this tree's manifests)
     // The files stay as the repository formats them.
     await run(join(repo, "node_modules", ".bin", "prettier"), ["--check", "releases.json"], { cwd: scratch });
     await commitAll("release catalog 0.2.0");
+
+    // Just released, the tree's catalog is 0.2.0's code: what it must run beside is 0.1.0.
+    expect(await baselineRelease(scratch, await readReleases(scratch), "catalog")).toMatchObject({ version: "0.1.0" });
+    // Once its code moves on, 0.2.0 is what a rollout of it replaces.
+    const manifest = join(scratch, "services", "catalog", "package.json");
+    await writeFile(manifest, (await readFile(manifest, "utf8")).replace('"private": true', '"private": true '));
+    await commitAll("catalog: a change after 0.2.0");
+    expect(await baselineRelease(scratch, await readReleases(scratch), "catalog")).toMatchObject({
+      version: "0.2.0",
+      commit: code,
+    });
+    expect(await baselineRelease(scratch, await readReleases(scratch), "notify")).toMatchObject({ version: "0.1.0" });
 
     await expect(cutRelease(scratch, "catalog", "0.2.0")).rejects.toThrow(/not above its last release 0.2.0/);
     await expect(cutRelease(scratch, "catalog", "0.1.5")).rejects.toThrow(/not above its last release 0.2.0/);
