@@ -75,7 +75,7 @@ export async function releaseBuild(
     await run("sh", ["-c", `git archive --format=tar ${commit} | tar -x -C "${scratch}"`], { cwd: repo });
     const exportMs = Date.now() - started;
     started = Date.now();
-    await run("npm", ["ci", "--no-audit", "--no-fund", "--ignore-scripts"], {
+    await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], {
       cwd: scratch,
       maxBuffer: 64 * 1024 * 1024,
     });
