@@ -15,7 +15,7 @@
  * BENCH_PETS (default 10000), BENCH_CPU_PROF (a directory: write a CPU profile per process).
  *
  * A/B against an earlier build: BENCH_BASELINE_REF=<a commit of main> adds a fourth target, the
- * same gateway -> catalog path as built from that commit (bench/baseline-build.ts), on the same
+ * same gateway -> catalog path as built from that commit (local-stack's release-build.ts), on the same
  * database and key, measured in the same alternation; the summary prints this build's ratio to it.
  */
 import { execFile } from "node:child_process";
@@ -23,8 +23,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { releaseBuild } from "@platform/local-stack/release-build";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import { baselineBuild } from "./baseline-build.js";
 import { profiled } from "./profiled-env.js";
 import { measureAlternating, printTable, recordResult, type LoadResult, type Target } from "./load-generator.js";
 
@@ -199,8 +199,10 @@ async function main() {
 
 /** The gateway -> catalog path as built from an earlier commit, on the same database and API key. */
 async function startBaselinePath(ref: string, databaseUrl: string, key: string) {
-  const build = await baselineBuild(repo, ref, ["catalog", "gateway"]);
-  const at = (service: string) => join(build.root, "services", service, "dist", "src", "main.js");
+  const build = await releaseBuild(repo, ref, ["catalog", "gateway"], {
+    log: (line) => console.error(`[bench] ${line}`),
+  });
+  const at = (service: string) => build.entry(service);
   const common = profiled({ DATABASE_URL: databaseUrl, METRICS_PORT: "0" });
   const catalog = await startServiceProcess({
     name: "catalog-baseline-build",

@@ -6,7 +6,7 @@ import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { declareEventsStream } from "@platform/service-kit/event-bus";
-import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { connectNats } from "@platform/service-kit/nats";
 import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
@@ -35,6 +35,7 @@ import { createActivationService } from "./grpc/activation-service.js";
 import { createUsageService } from "./grpc/usage-service.js";
 
 const bootLogger = createLogger("notify", "info");
+const build = readBuildInfo(import.meta.url);
 
 /** NOTIFY_CHANNEL_PROVIDER picks the adapter; config validation guarantees whatsapp's settings. */
 function channelProvider(config: NotifyConfig): ChannelProvider {
@@ -51,7 +52,7 @@ function channelProvider(config: NotifyConfig): ChannelProvider {
 async function main() {
   const config = loadNotifyConfig(process.env);
   const logger = createLogger("notify", config.LOG_LEVEL);
-  announceConfiguration(logger, config);
+  announceConfiguration(logger, config, build);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: NOTIFY_SCHEMA,
@@ -85,7 +86,7 @@ async function main() {
   });
   const js = nc.jetstream();
 
-  const registry = createMetricsRegistry("notify");
+  const registry = createMetricsRegistry("notify", build);
   const relay = startOutboxRelay({
     db,
     js,
@@ -187,7 +188,7 @@ async function main() {
 
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
-  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name });
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name }, build);
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
