@@ -42,11 +42,7 @@ async function main() {
   const processes: ServiceProcess[] = [];
   try {
     const common = profiled({ DATABASE_URL: scratch.url, METRICS_PORT: "0" });
-    const catalog = await startServiceProcess({
-      name: "catalog",
-      entry: entry("catalog"),
-      env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", LOG_LEVEL: "warn" },
-    });
+    const catalog = await startCatalog(entry, common, "catalog");
     processes.push(catalog);
     const db = new pg.Client({ connectionString: scratch.url });
     await db.connect();
@@ -66,20 +62,7 @@ async function main() {
       },
     );
     const key = (JSON.parse(stdout) as { key: string }).key;
-    const gateway = await startServiceProcess({
-      name: "gateway",
-      entry: entry("gateway"),
-      env: {
-        ...common,
-        HOST: "127.0.0.1",
-        PORT: "0",
-        CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
-        LOG_LEVEL: "warn",
-        // High enough never to refuse: the bookkeeping is measured, not the refusals.
-        RATE_LIMIT_PER_SECOND: "10000000",
-        RATE_LIMIT_BURST: "10000000",
-      },
-    });
+    const gateway = await startGateway(entry, common, "gateway", catalog);
     processes.push(gateway);
     const baseline = await startServiceProcess({
       name: "catalog-baseline",
@@ -204,24 +187,8 @@ async function startBaselinePath(ref: string, databaseUrl: string, key: string) 
   });
   const at = (service: string) => build.entry(service);
   const common = profiled({ DATABASE_URL: databaseUrl, METRICS_PORT: "0" });
-  const catalog = await startServiceProcess({
-    name: "catalog-baseline-build",
-    entry: at("catalog"),
-    env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", LOG_LEVEL: "warn" },
-  });
-  const gateway = await startServiceProcess({
-    name: "gateway-baseline-build",
-    entry: at("gateway"),
-    env: {
-      ...common,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
-      LOG_LEVEL: "warn",
-      RATE_LIMIT_PER_SECOND: "10000000",
-      RATE_LIMIT_BURST: "10000000",
-    },
-  }).catch(async (error: unknown) => {
+  const catalog = await startCatalog(at, common, "catalog-baseline-build");
+  const gateway = await startGateway(at, common, "gateway-baseline-build", catalog).catch(async (error: unknown) => {
     await catalog.stop();
     throw error;
   });
@@ -235,6 +202,38 @@ async function startBaselinePath(ref: string, databaseUrl: string, key: string) 
     ],
   };
   return { commit: build.commit, target, processes: [catalog, gateway] };
+}
+
+/** A catalog process of a build (`entryOf` names its services' main.js). */
+function startCatalog(entryOf: (service: string) => string, common: Record<string, string>, name: string) {
+  return startServiceProcess({
+    name,
+    entry: entryOf("catalog"),
+    env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", LOG_LEVEL: "warn" },
+  });
+}
+
+/** A gateway process of a build, in front of `catalog`, with a rate limit it never reaches. */
+function startGateway(
+  entryOf: (service: string) => string,
+  common: Record<string, string>,
+  name: string,
+  catalog: ServiceProcess,
+) {
+  return startServiceProcess({
+    name,
+    entry: entryOf("gateway"),
+    env: {
+      ...common,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
+      LOG_LEVEL: "warn",
+      // High enough never to refuse: the bookkeeping is measured, not the refusals.
+      RATE_LIMIT_PER_SECOND: "10000000",
+      RATE_LIMIT_BURST: "10000000",
+    },
+  });
 }
 
 function median(values: number[]): number {
