@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ServiceProcess } from "@platform/local-stack/service-process";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "./stack.js";
 
@@ -15,7 +16,7 @@ import { startTestStack, type TestStack } from "./stack.js";
 describe("rate limiting across a fleet of gateways", () => {
   const INTERVAL = 500;
   const WINDOW = 1_500;
-  /** Seeing a count change takes a metrics scrape and the beat's own round trip on top of the bound. */
+  /** On top of each bound: the beat's own round trip and the event loop's lateness on a busy machine. */
   const SEEN = 250;
   const BURST = 100;
   const fleetEnv = {
@@ -42,6 +43,18 @@ describe("rate limiting across a fleet of gateways", () => {
   });
   afterAll(async () => stack?.stop());
 
+  /** The rows of gateway.fleet_members: one per gateway that has not left or aged out. */
+  async function memberRows(): Promise<number> {
+    const client = new pg.Client({ connectionString: stack.scratch.url });
+    await client.connect();
+    try {
+      return (await client.query<{ n: number }>("select cast(count(*) as int) as n from gateway.fleet_members"))
+        .rows[0]!.n;
+    } finally {
+      await client.end();
+    }
+  }
+
   const url = (gateway: ServiceProcess) => `http://127.0.0.1:${gateway.listening.port as number}`;
 
   async function fleetSizeOf(gateway: ServiceProcess): Promise<number> {
@@ -51,14 +64,40 @@ describe("rate limiting across a fleet of gateways", () => {
     return Number(match[1]);
   }
 
-  /** Polls until every gateway counts `size`; fails once `boundMs` (+ SEEN) have passed since `since`. */
-  async function untilFleetSize(gateways: ServiceProcess[], size: number, since: number, boundMs: number) {
+  /** When (epoch ms, from its log line) `gateway` logged `msg` with these fields, at or after `since`. */
+  function loggedAt(gateway: ServiceProcess, msg: string, fields: Record<string, unknown>, since: number) {
+    const at = gateway.logs
+      .filter((line) => line.msg === msg && Object.entries(fields).every(([k, v]) => line[k] === v))
+      .map((line) => Date.parse(line.time as string))
+      .find((time) => time >= since);
+    return at;
+  }
+
+  /** Its output may trail its exit by a moment: waits (2 s at most) for the line. */
+  async function untilLogged(gateway: ServiceProcess, msg: string) {
+    const started = Date.now();
     for (;;) {
-      const sizes = await Promise.all(gateways.map(fleetSizeOf));
-      const elapsed = performance.now() - since;
-      if (sizes.every((s) => s === size)) return elapsed;
-      if (elapsed > boundMs + SEEN) {
-        throw new Error(`after ${Math.round(elapsed)} ms the gateways count ${sizes.join(", ")}, not ${size}`);
+      const at = loggedAt(gateway, msg, {}, 0);
+      if (at !== undefined) return at;
+      if (Date.now() - started > 2_000) throw new Error(`${gateway.name} never logged "${msg}"`);
+      await sleep(20);
+    }
+  }
+
+  /**
+   * Waits until every gateway has logged that it counts `size` (it logs each change, with the
+   * time it learned it); says how long after `since` (epoch ms) the last of them did. Fails once
+   * `boundMs` + SEEN have passed since `since` without that.
+   */
+  async function untilCounted(gateways: ServiceProcess[], size: number, since: number, boundMs: number) {
+    for (;;) {
+      const times = gateways.map((g) => loggedAt(g, "gateway fleet size", { fleetSize: size }, since));
+      if (times.every((t) => t !== undefined)) return Math.max(...times) - since;
+      if (Date.now() - since > boundMs + SEEN) {
+        const sizes = await Promise.all(gateways.map(fleetSizeOf));
+        throw new Error(
+          `${Date.now() - since} ms after the change the gateways count ${sizes.join(", ")}, not ${size}`,
+        );
       }
       await sleep(20);
     }
@@ -87,12 +126,13 @@ describe("rate limiting across a fleet of gateways", () => {
   }
 
   it("admits the documented burst over three gateways, within one request, and states the fleet's policy", async () => {
-    await Promise.all([startGateway(), startGateway()]);
-    const listening = performance.now();
+    const [second, third] = await Promise.all([startGateway(), startGateway()]);
     const fleet = live();
     expect(fleet).toHaveLength(3);
     // Each gateway counts itself before it listens; the others count it at their next beat.
-    expect(await untilFleetSize(fleet, 3, listening, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    const joined = Math.max(...[second, third].map((g) => loggedAt(g, "gateway fleet size", {}, 0)!));
+    expect(await untilCounted(fleet, 3, joined, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    expect(await Promise.all(fleet.map(fleetSizeOf))).toEqual([3, 3, 3]); // the gauge says the same
     const seen = await burst(fleet, 50);
     // 100/3 = 33 1/3 per gateway: 33 each, 99 in all. Not 300 (no split) and not 33 (one share).
     expect(seen.admitted).toEqual([33, 33, 33]);
@@ -104,12 +144,16 @@ describe("rate limiting across a fleet of gateways", () => {
     expect(seen.firstRateLimit).toBe('"default";r=96;t=30');
   });
 
-  it("gives the two gateways left after a SIGTERM the whole burst within one heartbeat interval of its exit", async () => {
+  it("gives the two gateways left after a SIGTERM the whole burst within one heartbeat interval of its leaving", async () => {
     const [first, second, third] = live();
     expect(await third!.stop("SIGTERM")).toBe(0);
-    const exited = performance.now();
+    expect(await memberRows()).toBe(2); // it deleted its row before exiting
+    const leftAt = await untilLogged(third!, "left the fleet");
+    // Only once it had stopped serving (its last request line comes before): the fleet never
+    // admits more than the limit because of a stopping gateway.
+    expect(leftAt).toBeGreaterThanOrEqual(await untilLogged(third!, "shutting down"));
     const left = [first!, second!];
-    expect(await untilFleetSize(left, 2, exited, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    expect(await untilCounted(left, 2, leftAt, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
     const seen = await burst(left, 75);
     expect(seen.admitted).toEqual([50, 50]);
     expect(seen.total).toBe(BURST);
@@ -117,35 +161,40 @@ describe("rate limiting across a fleet of gateways", () => {
 
   it("counts a joining gateway at once on it and within one interval on the others, shrinking each share", async () => {
     const fourth = await startGateway();
-    const listening = performance.now();
     // It counted itself and the two live others before it listened.
-    expect(await fleetSizeOf(fourth)).toBe(3);
+    const joined = loggedAt(fourth, "gateway fleet size", { fleetSize: 3 }, 0)!;
+    expect(joined).toBeLessThanOrEqual(loggedAt(fourth, "listening", {}, 0)!);
     const fleet = live();
-    expect(await untilFleetSize(fleet, 3, listening, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    expect(await untilCounted(fleet, 3, joined, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
     const seen = await burst(fleet, 50);
     expect(seen.admitted).toEqual([33, 33, 33]);
   });
 
   it("gives the two gateways left after a kill -9 the whole burst within window + interval of the death", async () => {
     const [first, second, fourth] = live();
+    const killed = Date.now();
     second!.child.kill("SIGKILL");
-    const killed = performance.now();
     expect(await second!.exited).toBe("SIGKILL");
+    expect(await memberRows()).toBe(3);
     const left = [first!, fourth!];
     // It left its row behind: the others count it until its last heartbeat is older than the window.
-    const elapsed = await untilFleetSize(left, 2, killed, WINDOW + INTERVAL);
+    const elapsed = await untilCounted(left, 2, killed, WINDOW + INTERVAL);
+    // Counted out by age: not before its last heartbeat (one interval before the kill at the
+    // earliest, give or take its timer's lateness) is a window old.
+    expect(elapsed).toBeGreaterThanOrEqual(WINDOW - INTERVAL - SEEN);
     expect(elapsed).toBeLessThanOrEqual(WINDOW + INTERVAL + SEEN);
+    expect(await memberRows()).toBe(2); // the beat that counted it out deleted its row
     const seen = await burst(left, 75);
     expect(seen.admitted).toEqual([50, 50]);
     expect(seen.total).toBe(BURST);
   });
 
   it("shrinks every share to a quarter when the fleet grows to four, still admitting the burst", async () => {
-    await Promise.all([startGateway(), startGateway()]);
-    const listening = performance.now();
+    const [fifth, sixth] = await Promise.all([startGateway(), startGateway()]);
     const fleet = live();
     expect(fleet).toHaveLength(4);
-    expect(await untilFleetSize(fleet, 4, listening, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    const joined = Math.max(...[fifth, sixth].map((g) => loggedAt(g, "gateway fleet size", {}, 0)!));
+    expect(await untilCounted(fleet, 4, joined, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
     const seen = await burst(fleet, 40);
     expect(seen.admitted).toEqual([25, 25, 25, 25]);
     expect(seen.total).toBe(BURST);

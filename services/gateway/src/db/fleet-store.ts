@@ -101,7 +101,10 @@ export class FleetHeartbeat {
 
   private report(size: number): void {
     if (size === this.size) return;
-    this.options.logger.info({ fleetSize: size, previous: this.size ?? null }, "gateway fleet size");
+    this.options.logger.info(
+      { fleetMember: this.options.id, fleetSize: size, previous: this.size ?? null },
+      "gateway fleet size",
+    );
     this.size = size;
     this.options.onSize(size);
   }
@@ -112,6 +115,7 @@ export class FleetHeartbeat {
     await this.inFlight;
     try {
       await this.store.leave(this.options.id);
+      this.options.logger.info({ fleetMember: this.options.id }, "left the fleet");
     } catch (error) {
       this.options.logger.warn(
         { err: error },
