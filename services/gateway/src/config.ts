@@ -1,59 +1,59 @@
 import { z } from "zod";
 import { databaseSettings, env, loadConfig, processSettings, type Environment } from "@platform/service-kit/config";
 
-const schema = z
-  .object({
-    ...databaseSettings,
-    ...processSettings,
-    PORT: env.port(8080),
-    HOST: env.host("127.0.0.1"),
-    METRICS_HOST: env.host("127.0.0.1"),
-    METRICS_PORT: env.port(9464),
-    CATALOG_ADDR: z.string().min(1).default("127.0.0.1:50051"),
-    NOTIFY_ADDR: z.string().min(1).default("127.0.0.1:50052"),
-    WEBHOOKS_ADDR: z.string().min(1).default("127.0.0.1:50053"),
-    /**
-     * Token bucket per API key on both interfaces, for the whole fleet: each of N live gateways
-     * enforces 1/N of it, N counted by the fleet heartbeat below.
-     */
-    RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
-    RATE_LIMIT_BURST: env.positiveInt(100),
-    /** How often a gateway refreshes its row in gateway.fleet_members and recounts the live ones. */
-    FLEET_HEARTBEAT_INTERVAL: env.duration(2_000),
-    /** A gateway whose heartbeat is older than this is counted out (one that died, by SIGKILL say). */
-    FLEET_HEARTBEAT_WINDOW: env.duration(6_000),
-    /** When set (https://docs.example.com/problems/), problem `type` is this + code. */
-    PROBLEM_BASE_URI: z
-      .string()
-      .optional()
-      .transform((v) => (v === "" ? undefined : v))
-      .refine((v) => v === undefined || /^https:\/\/\S+$/.test(v), "must be an https:// URL"),
-    /** Deadline of every gRPC call the gateway makes. */
-    UPSTREAM_TIMEOUT: env.duration(5_000),
-    /** How long a verified API key is trusted without a database read (revocation evicts at once). */
-    API_KEY_CACHE_TTL: env.duration(30_000),
-    /** When set (https://api.example.com), Link headers are absolute; otherwise path-absolute. */
-    PUBLIC_BASE_URL: z
-      .string()
-      .optional()
-      .refine(
-        (v) => v === undefined || v === "" || /^https?:\/\/[^/]+$/.test(v),
-        "must be an origin such as https://api.example.com",
-      ),
-  })
-  .superRefine((config, ctx) => {
-    if (config.FLEET_HEARTBEAT_WINDOW < 2 * config.FLEET_HEARTBEAT_INTERVAL) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["FLEET_HEARTBEAT_WINDOW"],
-        message: "must be at least twice FLEET_HEARTBEAT_INTERVAL, so one late heartbeat does not count a gateway out",
-      });
-    }
-  });
+const schema = z.object({
+  ...databaseSettings,
+  ...processSettings,
+  PORT: env.port(8080),
+  HOST: env.host("127.0.0.1"),
+  METRICS_HOST: env.host("127.0.0.1"),
+  METRICS_PORT: env.port(9464),
+  CATALOG_ADDR: z.string().min(1).default("127.0.0.1:50051"),
+  NOTIFY_ADDR: z.string().min(1).default("127.0.0.1:50052"),
+  WEBHOOKS_ADDR: z.string().min(1).default("127.0.0.1:50053"),
+  /**
+   * Token bucket per API key on both interfaces, for the whole fleet: each of N live gateways
+   * enforces 1/N of it, N counted by the fleet heartbeat below.
+   */
+  RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
+  RATE_LIMIT_BURST: env.positiveInt(100),
+  /** How often a gateway refreshes its row in gateway.fleet_members and recounts the live ones. */
+  FLEET_HEARTBEAT_INTERVAL: env.duration(2_000),
+  /** A gateway whose heartbeat is older than this is counted out (one that died, by SIGKILL say). */
+  FLEET_HEARTBEAT_WINDOW: env.duration(6_000),
+  /** When set (https://docs.example.com/problems/), problem `type` is this + code. */
+  PROBLEM_BASE_URI: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v))
+    .refine((v) => v === undefined || /^https:\/\/\S+$/.test(v), "must be an https:// URL"),
+  /** Deadline of every gRPC call the gateway makes. */
+  UPSTREAM_TIMEOUT: env.duration(5_000),
+  /** How long a verified API key is trusted without a database read (revocation evicts at once). */
+  API_KEY_CACHE_TTL: env.duration(30_000),
+  /** When set (https://api.example.com), Link headers are absolute; otherwise path-absolute. */
+  PUBLIC_BASE_URL: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || v === "" || /^https?:\/\/[^/]+$/.test(v),
+      "must be an origin such as https://api.example.com",
+    ),
+});
+
+const checkedSchema = schema.superRefine((config, ctx) => {
+  if (config.FLEET_HEARTBEAT_WINDOW < 2 * config.FLEET_HEARTBEAT_INTERVAL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["FLEET_HEARTBEAT_WINDOW"],
+      message: "must be at least twice FLEET_HEARTBEAT_INTERVAL, so one late heartbeat does not count a gateway out",
+    });
+  }
+});
 
 export type GatewayConfig = z.infer<typeof schema>;
 export const GATEWAY_SCHEMA = "gateway";
 
 export function loadGatewayConfig(environment: Environment): GatewayConfig {
-  return loadConfig(schema, environment);
+  return loadConfig(checkedSchema, environment);
 }
