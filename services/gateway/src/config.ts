@@ -11,11 +11,16 @@ const schema = z.object({
   CATALOG_ADDR: z.string().min(1).default("127.0.0.1:50051"),
   NOTIFY_ADDR: z.string().min(1).default("127.0.0.1:50052"),
   WEBHOOKS_ADDR: z.string().min(1).default("127.0.0.1:50053"),
-  /** Token bucket per API key on the tenant interface, for the whole fleet (see GATEWAY_REPLICAS). */
+  /**
+   * Token bucket per API key on both interfaces, for the whole fleet: each of N live gateways
+   * enforces 1/N of it, N counted by the fleet heartbeat below.
+   */
   RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
   RATE_LIMIT_BURST: env.positiveInt(100),
-  /** Replicas sharing the rate limit: each enforces 1/GATEWAY_REPLICAS of it. The chart sets it. */
-  GATEWAY_REPLICAS: env.positiveInt(1),
+  /** How often a gateway refreshes its row in gateway.fleet_members and recounts the live ones. */
+  FLEET_HEARTBEAT_INTERVAL: env.duration(2_000),
+  /** A gateway whose heartbeat is older than this is counted out (one that died, by SIGKILL say). */
+  FLEET_HEARTBEAT_WINDOW: env.duration(6_000),
   /** When set (https://docs.example.com/problems/), problem `type` is this + code. */
   PROBLEM_BASE_URI: z
     .string()
@@ -36,9 +41,19 @@ const schema = z.object({
     ),
 });
 
+const checkedSchema = schema.superRefine((config, ctx) => {
+  if (config.FLEET_HEARTBEAT_WINDOW < 2 * config.FLEET_HEARTBEAT_INTERVAL) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["FLEET_HEARTBEAT_WINDOW"],
+      message: "must be at least twice FLEET_HEARTBEAT_INTERVAL, so one late heartbeat does not count a gateway out",
+    });
+  }
+});
+
 export type GatewayConfig = z.infer<typeof schema>;
 export const GATEWAY_SCHEMA = "gateway";
 
 export function loadGatewayConfig(environment: Environment): GatewayConfig {
-  return loadConfig(schema, environment);
+  return loadConfig(checkedSchema, environment);
 }

@@ -2,12 +2,14 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
+import { Gauge } from "prom-client";
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
+import { createFleetStore, FleetHeartbeat, newFleetMemberId } from "./db/fleet-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
 import { createProjectionClient } from "./grpc/projection-client.js";
@@ -44,11 +46,17 @@ async function main() {
   const notifyHealth = new HealthChecker(config.NOTIFY_ADDR);
   const webhooks = createWebhooksClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT);
   const webhooksHealth = new HealthChecker(config.WEBHOOKS_ADDR);
-  const rateLimits = new TokenBuckets({
-    ratePerSecond: config.RATE_LIMIT_PER_SECOND,
-    burst: config.RATE_LIMIT_BURST,
-    replicas: config.GATEWAY_REPLICAS,
+  const rateLimits = new TokenBuckets({ ratePerSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST });
+  // The gateways count themselves (gateway.fleet_members) and each enforces 1/N of the limit.
+  // This gateway joins before it listens, so it never serves with a count that leaves it out.
+  const fleet = new FleetHeartbeat(createFleetStore(db), {
+    id: newFleetMemberId(),
+    intervalMs: config.FLEET_HEARTBEAT_INTERVAL,
+    windowMs: config.FLEET_HEARTBEAT_WINDOW,
+    logger,
+    onSize: (size) => rateLimits.setFleetSize(size),
   });
+  await fleet.start();
   const evictIdleBuckets = setInterval(() => rateLimits.evictIdle(), 60_000);
   evictIdleBuckets.unref();
   let stopping = false;
@@ -80,6 +88,14 @@ async function main() {
   };
 
   const registry = createMetricsRegistry("gateway", build);
+  new Gauge({
+    name: "gateway_fleet_size",
+    help: "Live gateways this one counts (heartbeat within FLEET_HEARTBEAT_WINDOW); it enforces 1/N of the rate limit.",
+    registers: [registry],
+    collect() {
+      this.set(rateLimits.fleetSize);
+    },
+  });
   const app = createGatewayApp({
     catalog,
     notify,
@@ -120,6 +136,9 @@ async function main() {
       });
       server.closeIdleConnections();
     });
+    // Only now that it answers nothing more does it leave: until then the others keep counting it,
+    // so the fleet never admits more than the limit because of a stopping gateway.
+    await fleet.stop();
     await metrics.close();
     clearInterval(evictIdleBuckets);
     catalog.close();

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "./stack.js";
 
-/** Rate limiting on the tenant interface with real gateway processes, one and two replicas. */
+/**
+ * Rate limiting on both interfaces with one real gateway process (a fleet of one). Several
+ * gateways sharing the limit: rate-limit-fleet.test.ts.
+ */
 describe("rate limiting", () => {
   let stack: TestStack;
   let key: string;
@@ -50,23 +53,5 @@ describe("rate limiting", () => {
     const res = await get(stack.url, "Bearer nonsense");
     expect(res.status).toBe(401);
     expect(res.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
-  });
-
-  it("splits the policy across replicas so the fleet admits the configured burst", async () => {
-    const fresh = (await stack.admin("key", "create", "--scopes", "tenant:read", "--tenants", tenant)).key as string;
-    const replicas = await Promise.all([
-      stack.startGateway({ ...limited, GATEWAY_REPLICAS: "2" }),
-      stack.startGateway({ ...limited, GATEWAY_REPLICAS: "2" }),
-    ]);
-    const urls = replicas.map((r) => `http://127.0.0.1:${r.listening.port as number}`);
-    let admitted = 0;
-    for (let i = 0; i < 10; i++) {
-      // A load balancer spreading evenly: alternate replicas.
-      const res = await get(urls[i % 2]!, `Bearer ${fresh}`);
-      if (res.status === 200) admitted++;
-      else expect(res.status).toBe(429);
-    }
-    expect(admitted).toBe(6);
-    expect((await get(urls[0]!, `Bearer ${fresh}`)).headers.get("ratelimit-policy")).toBe('"default";q=3;w=60');
   });
 });

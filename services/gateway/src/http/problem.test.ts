@@ -85,7 +85,7 @@ describe("the gateway app on an uncatalogued code from a service", () => {
       notify: failingClient,
       webhooks: failingClient,
       projections: failingClient,
-      rateLimits: new TokenBuckets({ ratePerSecond: 1000, burst: 1000, replicas: 1 }),
+      rateLimits: new TokenBuckets({ ratePerSecond: 1000, burst: 1000 }),
       problemBaseUri: undefined,
       apiKeys: { find: (id) => Promise.resolve(id === record.id ? record : undefined) },
       logger: pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line) as never) }),

@@ -17,7 +17,6 @@ describe("the OpenAPI documents", () => {
   const buckets = new TokenBuckets({
     ratePerSecond: config.RATE_LIMIT_PER_SECOND,
     burst: config.RATE_LIMIT_BURST,
-    replicas: config.GATEWAY_REPLICAS,
   });
   const options = { rateLimitPolicy: rateLimitPolicyHeader(buckets) };
 
