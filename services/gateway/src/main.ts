@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
@@ -79,6 +80,7 @@ async function main() {
   };
 
   const registry = createMetricsRegistry("gateway");
+  registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const app = createGatewayApp({
     catalog,
     notify,
