@@ -53,6 +53,7 @@ export function startConsumerLagMetrics(options: {
     registers: [options.registry],
   });
   let failing = false;
+  let stopped = false;
   async function poll(): Promise<void> {
     try {
       const jsm = await options.js.jetstreamManager();
@@ -64,7 +65,8 @@ export function startConsumerLagMetrics(options: {
       }
       failing = false;
     } catch (error) {
-      if (!failing)
+      // A poll that outlived stop() failed on the drained connection: nothing to report.
+      if (!failing && !stopped)
         options.logger.warn(
           { err: error },
           "reading JetStream consumer info failed; lag gauges keep their last values",
@@ -81,6 +83,9 @@ export function startConsumerLagMetrics(options: {
   timer.unref();
   return {
     poll,
-    stop: () => clearInterval(timer),
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
   };
 }
