@@ -116,6 +116,10 @@ describe("the metrics the alerts read, scraped from the four running services", 
       "webhooks_target_refusals_total",
     ]);
     expect([...read].filter((name) => !exposed.has(name))).toEqual([]);
+    // Every service with an outbox has its outbox lag alerted on.
+    const outboxes = [...exposed].filter((name) => name.endsWith("_outbox_lag_seconds")).sort();
+    expect(outboxes).toEqual(["notify_outbox_lag_seconds", "webhooks_outbox_lag_seconds"]);
+    for (const outbox of outboxes) expect(read.has(outbox), outbox).toBe(true);
   });
 
   it("report every database pool of every service", async () => {

@@ -12,7 +12,7 @@
  *   files' groups, in file order, and passes `promtool check rules` itself.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -161,6 +161,19 @@ describe("the alerting rules", () => {
       }
     },
   );
+
+  it("are explained by a README whose every link resolves (anchors and repository files)", async () => {
+    const markdown = await readFile(readmePath, "utf8");
+    const { anchors } = readmeSections(markdown);
+    const links = [...markdown.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
+    expect(links.length).toBeGreaterThan(20);
+    for (const link of links) {
+      if (/^[a-z]+:/.test(link)) continue;
+      const [path, anchor] = link.split("#");
+      if (path) await expect(stat(join(root, "deploy", "helm", path)), link).resolves.toBeDefined();
+      else expect(anchors.has(anchor!), link).toBe(true);
+    }
+  });
 
   it("have a README section per alert and no section without an alert", async () => {
     const { alertSections } = readmeSections(await readFile(readmePath, "utf8"));
