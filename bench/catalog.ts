@@ -15,7 +15,7 @@
  * BENCH_PETS (default 10000), BENCH_CPU_PROF (a directory: write a CPU profile per process).
  *
  * A/B against an earlier build: BENCH_BASELINE_REF=<a commit of main> adds a fourth target, the
- * same gateway -> catalog path as built from that commit (bench/baseline-build.ts), on the same
+ * same gateway -> catalog path as built from that commit (local-stack's release-build.ts), on the same
  * database and key, measured in the same alternation; the summary prints this build's ratio to it.
  */
 import { execFile } from "node:child_process";
@@ -23,8 +23,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { releaseBuild } from "@platform/local-stack/release-build";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import { baselineBuild } from "./baseline-build.js";
 import { profiled } from "./profiled-env.js";
 import { measureAlternating, printTable, recordResult, type LoadResult, type Target } from "./load-generator.js";
 
@@ -42,11 +42,7 @@ async function main() {
   const processes: ServiceProcess[] = [];
   try {
     const common = profiled({ DATABASE_URL: scratch.url, METRICS_PORT: "0" });
-    const catalog = await startServiceProcess({
-      name: "catalog",
-      entry: entry("catalog"),
-      env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", LOG_LEVEL: "warn" },
-    });
+    const catalog = await startCatalog(entry, common, "catalog");
     processes.push(catalog);
     const db = new pg.Client({ connectionString: scratch.url });
     await db.connect();
@@ -66,20 +62,7 @@ async function main() {
       },
     );
     const key = (JSON.parse(stdout) as { key: string }).key;
-    const gateway = await startServiceProcess({
-      name: "gateway",
-      entry: entry("gateway"),
-      env: {
-        ...common,
-        HOST: "127.0.0.1",
-        PORT: "0",
-        CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
-        LOG_LEVEL: "warn",
-        // High enough never to refuse: the bookkeeping is measured, not the refusals.
-        RATE_LIMIT_PER_SECOND: "10000000",
-        RATE_LIMIT_BURST: "10000000",
-      },
-    });
+    const gateway = await startGateway(entry, common, "gateway", catalog);
     processes.push(gateway);
     const baseline = await startServiceProcess({
       name: "catalog-baseline",
@@ -199,27 +182,13 @@ async function main() {
 
 /** The gateway -> catalog path as built from an earlier commit, on the same database and API key. */
 async function startBaselinePath(ref: string, databaseUrl: string, key: string) {
-  const build = await baselineBuild(repo, ref, ["catalog", "gateway"]);
-  const at = (service: string) => join(build.root, "services", service, "dist", "src", "main.js");
-  const common = profiled({ DATABASE_URL: databaseUrl, METRICS_PORT: "0" });
-  const catalog = await startServiceProcess({
-    name: "catalog-baseline-build",
-    entry: at("catalog"),
-    env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", LOG_LEVEL: "warn" },
+  const build = await releaseBuild(repo, ref, ["catalog", "gateway"], {
+    log: (line) => console.error(`[bench] ${line}`),
   });
-  const gateway = await startServiceProcess({
-    name: "gateway-baseline-build",
-    entry: at("gateway"),
-    env: {
-      ...common,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
-      LOG_LEVEL: "warn",
-      RATE_LIMIT_PER_SECOND: "10000000",
-      RATE_LIMIT_BURST: "10000000",
-    },
-  }).catch(async (error: unknown) => {
+  const at = (service: string) => build.entry(service);
+  const common = profiled({ DATABASE_URL: databaseUrl, METRICS_PORT: "0" });
+  const catalog = await startCatalog(at, common, "catalog-baseline-build");
+  const gateway = await startGateway(at, common, "gateway-baseline-build", catalog).catch(async (error: unknown) => {
     await catalog.stop();
     throw error;
   });
@@ -233,6 +202,38 @@ async function startBaselinePath(ref: string, databaseUrl: string, key: string) 
     ],
   };
   return { commit: build.commit, target, processes: [catalog, gateway] };
+}
+
+/** A catalog process of a build (`entryOf` names its services' main.js). */
+function startCatalog(entryOf: (service: string) => string, common: Record<string, string>, name: string) {
+  return startServiceProcess({
+    name,
+    entry: entryOf("catalog"),
+    env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", LOG_LEVEL: "warn" },
+  });
+}
+
+/** A gateway process of a build, in front of `catalog`, with a rate limit it never reaches. */
+function startGateway(
+  entryOf: (service: string) => string,
+  common: Record<string, string>,
+  name: string,
+  catalog: ServiceProcess,
+) {
+  return startServiceProcess({
+    name,
+    entry: entryOf("gateway"),
+    env: {
+      ...common,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      CATALOG_ADDR: `127.0.0.1:${catalog.listening.grpcPort as number}`,
+      LOG_LEVEL: "warn",
+      // High enough never to refuse: the bookkeeping is measured, not the refusals.
+      RATE_LIMIT_PER_SECOND: "10000000",
+      RATE_LIMIT_BURST: "10000000",
+    },
+  });
 }
 
 function median(values: number[]): number {

@@ -95,7 +95,7 @@ describe("the Helm chart (real helm)", () => {
     }
   });
 
-  it("points the gateway at the catalog, notify and webhooks Services and tells it its replica count", async () => {
+  it("points the gateway at the catalog, notify and webhooks Services, and leaves the rate limit's split to the gateway", async () => {
     const gateway = ofKind(await render("gateway.replicaCount=3"), "Deployment").find(
       (d) => component(d) === "gateway",
     )!;
@@ -109,22 +109,24 @@ describe("the Helm chart (real helm)", () => {
       CATALOG_ADDR: "rel-platform-catalog:50051",
       NOTIFY_ADDR: "rel-platform-notify:50052",
       WEBHOOKS_ADDR: "rel-platform-webhooks:50053",
-      GATEWAY_REPLICAS: "3",
     });
+    // The chart no longer ties the rate limit's split to replicaCount (an HPA changes the count).
+    expect(env).not.toHaveProperty("GATEWAY_REPLICAS");
     expect(gateway.spec.replicas).toBe(3);
   });
 
-  it("gives the webhooks service its database, NATS and the SECRETS_KEY from a Secret, never the key in the manifest", async () => {
+  it("gives the webhooks service its database URL, NATS URL and SECRETS_KEY from Secrets, never in the manifest", async () => {
     const webhooks = ofKind(await render(), "Deployment").find((d) => component(d) === "webhooks")!;
     const env = webhooks.spec.template.spec.containers[0].env as { name: string; value?: string; valueFrom?: any }[];
     expect(env).toEqual(
       expect.arrayContaining([
         { name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "platform-database", key: "url" } } },
-        { name: "NATS_URL", value: "nats://nats:4222" },
+        { name: "NATS_URL", valueFrom: { secretKeyRef: { name: "platform-nats", key: "url" } } },
         { name: "SECRETS_KEY", valueFrom: { secretKeyRef: { name: "platform-secrets", key: "secrets-key" } } },
       ]),
     );
     expect(env.find((e) => e.name === "SECRETS_KEY")?.value).toBeUndefined();
+    expect(env.find((e) => e.name === "NATS_URL")?.value).toBeUndefined();
   });
 
   it("sends through WhatsApp only when given the access token's Secret, never putting the token in the manifest", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactConfiguration } from "./logger.js";
+import { announceConfiguration, announceListening, createLogger, redactConfiguration } from "./logger.js";
 
 describe("the configuration line", () => {
   it("hides secrets by name and URL passwords, and keeps everything else", () => {
@@ -24,5 +24,33 @@ describe("the configuration line", () => {
       PROBLEM_BASE_URI: undefined,
       MIGRATE_ON_START: true,
     });
+  });
+});
+
+describe("the start-up lines", () => {
+  const capture = () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger("catalog", "error", {
+      write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>),
+    });
+    return { lines, logger };
+  };
+  const build = { version: "2.3.4", revision: "abc123" };
+
+  it("carry the build's version and revision, whatever LOG_LEVEL says", () => {
+    const { lines, logger } = capture();
+    announceConfiguration(logger, { GRPC_PORT: 50051 }, build);
+    announceListening(logger, { grpcPort: 50051, metricsPort: 9464 }, build);
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: "configuration", service: "catalog", ...build, config: { GRPC_PORT: 50051 } }),
+      expect.objectContaining({
+        msg: "listening",
+        service: "catalog",
+        ...build,
+        pid: process.pid,
+        grpcPort: 50051,
+        metricsPort: 9464,
+      }),
+    ]);
   });
 });

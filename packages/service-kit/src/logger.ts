@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from "pino";
+import type { BuildInfo } from "./metrics.js";
 
 export type { Logger } from "pino";
 
@@ -37,11 +38,14 @@ export function createLogger(service: string, level: string, destination?: Desti
 }
 
 /**
- * The one line every process prints once it is bound, with its pid and the ports it got, whatever
- * LOG_LEVEL says: orchestration (npm start, the tests, the benchmarks) waits for it.
+ * The one line every process prints once it is bound, with its pid, the ports it got and its
+ * build (version and revision), whatever LOG_LEVEL says: orchestration (npm start, the tests, the
+ * benchmarks) waits for it, and an operator reads from it which release started.
  */
-export function announceListening(logger: Logger, ports: Record<string, number | string>): void {
-  logger.child({}, { level: "info" }).info({ pid: process.pid, ...ports }, "listening");
+export function announceListening(logger: Logger, ports: Record<string, number | string>, build: BuildInfo): void {
+  logger
+    .child({}, { level: "info" })
+    .info({ pid: process.pid, version: build.version, revision: build.revision, ...ports }, "listening");
 }
 
 /** Variable names whose values are secrets: never printed, whatever the service. */
@@ -67,6 +71,11 @@ export function redactConfiguration(config: Record<string, unknown>): Record<str
  * One line at start-up with the effective configuration (defaults applied, secrets redacted),
  * whatever LOG_LEVEL says, so an operator can see which settings reached the process.
  */
-export function announceConfiguration(logger: Logger, config: Record<string, unknown>): void {
-  logger.child({}, { level: "info" }).info({ config: redactConfiguration(config) }, "configuration");
+export function announceConfiguration(logger: Logger, config: Record<string, unknown>, build?: BuildInfo): void {
+  logger
+    .child({}, { level: "info" })
+    .info(
+      { ...(build ? { version: build.version, revision: build.revision } : {}), config: redactConfiguration(config) },
+      "configuration",
+    );
 }

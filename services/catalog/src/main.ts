@@ -1,7 +1,7 @@
 import { CatalogServiceService } from "@platform/proto/catalog/v1";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
-import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
@@ -12,11 +12,12 @@ import { createPetRepository } from "./db/pet-repository.js";
 import { createCatalogService } from "./grpc/catalog-service.js";
 
 const bootLogger = createLogger("catalog", "info");
+const build = readBuildInfo(import.meta.url);
 
 async function main() {
   const config = loadCatalogConfig(process.env);
   const logger = createLogger("catalog", config.LOG_LEVEL);
-  announceConfiguration(logger, config);
+  announceConfiguration(logger, config, build);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: CATALOG_SCHEMA,
@@ -26,7 +27,7 @@ async function main() {
     logger,
   });
 
-  const registry = createMetricsRegistry("catalog");
+  const registry = createMetricsRegistry("catalog", build);
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const grpc = await startGrpcServer({
@@ -52,7 +53,7 @@ async function main() {
 
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
-  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port }, build);
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     purge.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);

@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
-import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -17,11 +17,12 @@ import { TokenBuckets } from "./http/middleware/rate-limit.js";
 import { createGatewayApp, type Readiness } from "./app.js";
 
 const bootLogger = createLogger("gateway", "info");
+const build = readBuildInfo(import.meta.url);
 
 async function main() {
   const config = loadGatewayConfig(process.env);
   const logger = createLogger("gateway", config.LOG_LEVEL);
-  announceConfiguration(logger, config);
+  announceConfiguration(logger, config, build);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: GATEWAY_SCHEMA,
@@ -79,7 +80,7 @@ async function main() {
     return { ready, checks };
   };
 
-  const registry = createMetricsRegistry("gateway");
+  const registry = createMetricsRegistry("gateway", build);
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const app = createGatewayApp({
     catalog,
@@ -107,7 +108,7 @@ async function main() {
   });
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
   const port = (server.address() as AddressInfo).port;
-  announceListening(logger, { port, metricsPort: metrics.port, url: `http://127.0.0.1:${port}` });
+  announceListening(logger, { port, metricsPort: metrics.port, url: `http://127.0.0.1:${port}` }, build);
 
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     stopping = true; // /readyz answers 503 so the load balancer stops sending new requests

@@ -6,7 +6,7 @@ import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { declareEventsStream, eventsStreamName } from "@platform/service-kit/event-bus";
-import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { connectNats } from "@platform/service-kit/nats";
 import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { knexPoolProbe, pgPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
@@ -37,6 +37,7 @@ import { createActivationService } from "./grpc/activation-service.js";
 import { createUsageService } from "./grpc/usage-service.js";
 
 const bootLogger = createLogger("notify", "info");
+const build = readBuildInfo(import.meta.url);
 
 /** NOTIFY_CHANNEL_PROVIDER picks the adapter; config validation guarantees whatsapp's settings. */
 function channelProvider(config: NotifyConfig): ChannelProvider {
@@ -53,7 +54,7 @@ function channelProvider(config: NotifyConfig): ChannelProvider {
 async function main() {
   const config = loadNotifyConfig(process.env);
   const logger = createLogger("notify", config.LOG_LEVEL);
-  announceConfiguration(logger, config);
+  announceConfiguration(logger, config, build);
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: NOTIFY_SCHEMA,
@@ -87,7 +88,7 @@ async function main() {
   });
   const js = nc.jetstream();
 
-  const registry = createMetricsRegistry("notify");
+  const registry = createMetricsRegistry("notify", build);
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db), send: pgPoolProbe(sendPool) });
   const consumerLag = startConsumerLagMetrics({
     registry,
@@ -196,7 +197,7 @@ async function main() {
 
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
-  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name });
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name }, build);
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     purge.stop();
     consumerLag.stop();

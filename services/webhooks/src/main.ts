@@ -7,7 +7,7 @@ import { EventServiceService, WebhookServiceService } from "@platform/proto/webh
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
-import { createMetricsRegistry, startMetricsServer } from "@platform/service-kit/metrics";
+import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { connectNats } from "@platform/service-kit/nats";
 import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
@@ -34,11 +34,12 @@ import { createEventService } from "./grpc/event-service.js";
 import { createWebhookService } from "./grpc/webhook-service.js";
 
 const bootLogger = createLogger("webhooks", "info");
+const build = readBuildInfo(import.meta.url);
 
 async function main() {
   const config = loadWebhooksConfig(process.env);
   const logger = createLogger("webhooks", config.LOG_LEVEL);
-  announceConfiguration(logger, config);
+  announceConfiguration(logger, config, build);
   const keyRing = config.SECRETS_KEY;
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
@@ -60,7 +61,7 @@ async function main() {
   });
   const js = nc.jetstream();
 
-  const registry = createMetricsRegistry("webhooks");
+  const registry = createMetricsRegistry("webhooks", build);
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const consumerLag = startConsumerLagMetrics({
     registry,
@@ -182,7 +183,7 @@ async function main() {
   );
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
 
-  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port });
+  announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port }, build);
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     // No new publishes; then no new jobs: attempts in flight finish within the grace.
     purge.stop();

@@ -5,7 +5,7 @@ import type { ApiKeyRecord } from "../domain/api-key.js";
  * What the gateway's middleware leaves in `ctx.state`, declared once for every Koa context of the
  * gateway (a module augmentation of Koa's DefaultState): request-id sets `requestId`, the error and
  * log middleware `logger`, authenticate `apiKey`, the router `idempotencyKey` (required on tenant
- * mutations, optional on catalog creates) and http-metrics reads `routeTemplate`.
+ * mutations, optional on catalog creates).
  */
 export interface GatewayState {
   requestId: string;
@@ -14,8 +14,6 @@ export interface GatewayState {
   apiKey: ApiKeyRecord;
   /** The request's Idempotency-Key, once the router has checked it. */
   idempotencyKey: string | undefined;
-  /** A route template for the metrics when it is not koa-router's matched route. */
-  routeTemplate: string | undefined;
 }
 
 declare module "koa" {

@@ -17,7 +17,7 @@ export function httpMetrics(registry: Registry): Middleware {
     } finally {
       end({
         method: ctx.method,
-        route: ctx.state.routeTemplate ?? (ctx._matchedRoute as string | undefined) ?? "unmatched",
+        route: (ctx._matchedRoute as string | undefined) ?? "unmatched",
         status_code: String(ctx.status),
       });
     }
