@@ -36,7 +36,7 @@ export function startConsumerLagMetrics(options: {
   const labelNames = ["stream", "consumer"] as const;
   const pending = new Gauge({
     name: "jetstream_consumer_pending_messages",
-    help: "Messages of the stream the durable consumer has not been delivered yet (num_pending).",
+    help: "Messages of the stream not yet delivered to the durable consumer (num_pending).",
     labelNames,
     registers: [options.registry],
   });
