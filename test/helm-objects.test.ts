@@ -209,6 +209,7 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
         "/definitions/env",
         "/definitions/labelSelector/properties/matchLabels",
         "/properties/ingress/properties/annotations",
+        "/properties/prometheusRule/properties/labels",
         ...services.map((s) => `/properties/${s}/properties/serviceAccount/properties/annotations`),
       ].sort(),
     );

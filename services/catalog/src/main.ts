@@ -2,6 +2,7 @@ import { CatalogServiceService } from "@platform/proto/catalog/v1";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
+import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
@@ -27,6 +28,7 @@ async function main() {
   });
 
   const registry = createMetricsRegistry("catalog", build);
+  registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const instrumentation = createGrpcInstrumentation(logger, registry);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,

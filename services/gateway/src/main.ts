@@ -4,6 +4,7 @@ import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { Gauge } from "prom-client";
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
+import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
@@ -96,6 +97,7 @@ async function main() {
       this.set(rateLimits.fleetSize);
     },
   });
+  registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const app = createGatewayApp({
     catalog,
     notify,

@@ -5,10 +5,12 @@ import { ProjectionServiceService } from "@platform/proto/notify/v1/projections"
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { defaultIdempotencyOptions, purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
-import { declareEventsStream } from "@platform/service-kit/event-bus";
+import { declareEventsStream, eventsStreamName } from "@platform/service-kit/event-bus";
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { connectNats } from "@platform/service-kit/nats";
 import { startOutboxRelay } from "@platform/service-kit/outbox";
+import { knexPoolProbe, pgPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
+import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import pg from "pg";
@@ -20,7 +22,7 @@ import { createNotificationStore } from "./db/notification-store.js";
 import { createTenantRepository } from "./db/tenant-repository.js";
 import { createUsageStore } from "./db/usage-store.js";
 import { createEventOutbox } from "./db/event-outbox.js";
-import { declareProjectionsConsumer } from "./events/projections-consumer.js";
+import { declareProjectionsConsumer, PROJECTIONS_CONSUMER } from "./events/projections-consumer.js";
 import { rebuildProjections, startProjector } from "./events/projector.js";
 import { createProjectorMetrics } from "./events/projector-metrics.js";
 import { createProjectionReader } from "./db/projection-store.js";
@@ -87,6 +89,13 @@ async function main() {
   const js = nc.jetstream();
 
   const registry = createMetricsRegistry("notify", build);
+  registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db), send: pgPoolProbe(sendPool) });
+  const consumerLag = startConsumerLagMetrics({
+    registry,
+    js,
+    consumers: [{ stream: eventsStreamName(config.NATS_NAMESPACE), consumer: PROJECTIONS_CONSUMER }],
+    logger,
+  });
   const relay = startOutboxRelay({
     db,
     js,
@@ -191,6 +200,7 @@ async function main() {
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name }, build);
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     purge.stop();
+    consumerLag.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await projector.stop();
     await relay.stop();

@@ -10,6 +10,8 @@ import { announceConfiguration, announceListening, createLogger } from "@platfor
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { connectNats } from "@platform/service-kit/nats";
 import { startOutboxRelay } from "@platform/service-kit/outbox";
+import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
+import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
@@ -27,7 +29,7 @@ import { startSweeper } from "./delivery/sweeper.js";
 import { createTargetResolver } from "./delivery/target-resolver.js";
 import { createJetStreamDeliveryQueue } from "./events/delivery-queue.js";
 import { startFanout } from "./events/fanout.js";
-import { declareStreams, streamNames } from "./events/streams.js";
+import { declareStreams, DELIVERY_CONSUMER, FANOUT_CONSUMER, streamNames } from "./events/streams.js";
 import { createEventService } from "./grpc/event-service.js";
 import { createWebhookService } from "./grpc/webhook-service.js";
 
@@ -60,6 +62,16 @@ async function main() {
   const js = nc.jetstream();
 
   const registry = createMetricsRegistry("webhooks", build);
+  registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
+  const consumerLag = startConsumerLagMetrics({
+    registry,
+    js,
+    consumers: [
+      { stream: names.events, consumer: FANOUT_CONSUMER },
+      { stream: names.deliveries, consumer: DELIVERY_CONSUMER },
+    ],
+    logger,
+  });
   const pipelineMetrics = createPipelineMetrics(registry);
   const relay = startOutboxRelay({
     db,
@@ -175,6 +187,7 @@ async function main() {
   exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
     // No new publishes; then no new jobs: attempts in flight finish within the grace.
     purge.stop();
+    consumerLag.stop();
     await grpc.shutdown(config.SHUTDOWN_GRACE);
     await Promise.all([
       fanout.stop(),
