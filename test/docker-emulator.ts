@@ -442,7 +442,7 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
       };
     } else {
       const image = options.baseImages[baseName];
-      if (!image) throw new BuildError(`line ?: FROM ${baseName}: no base image stands for it here (no registry)`);
+      if (!image) throw new BuildError(`FROM ${baseName}: no base image stands for it here (no registry)`);
       await mkdir(root, { recursive: true, mode: 0o755 });
       await chmod(root, 0o755);
       for (const directory of image.directories) await mkdir(join(root, directory), { recursive: true });
@@ -572,7 +572,7 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
   }
 
   async function runStep(instruction: Instruction, where: string, state: StageState, scope: Variables) {
-    const mounts: { target: string; restore: boolean }[] = [];
+    const mounts: string[] = [];
     const mount = instruction.flags.get("mount");
     if (mount !== undefined) {
       const fields = new Map(mount.split(",").map((field) => field.split("=") as [string, string]));
@@ -586,7 +586,7 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
       if (existsSync(at)) throw new BuildError(`${where}: ${mountTarget} exists in the stage; cannot mount over it`);
       await mkdir(dirname(at), { recursive: true });
       await symlink(host, at);
-      mounts.push({ target: at, restore: false });
+      mounts.push(at);
     }
     const env: Record<string, string> = {
       HOME: join(state.root, state.user === "root" ? "/root" : `/home/${state.user}`),
@@ -603,7 +603,7 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
         );
       }
     } finally {
-      for (const { target } of mounts) await unlink(target);
+      for (const at of mounts) await unlink(at);
     }
   }
 
