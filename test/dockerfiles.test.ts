@@ -1,6 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const root = join(import.meta.dirname, "..");
 const services = ["gateway", "catalog", "notify", "webhooks"];
@@ -53,6 +55,63 @@ describe("deploy/docker/Dockerfile.template", () => {
   });
 });
 
+describe("deploy/docker/generate.js", () => {
+  type Generate = (root?: string) => Promise<Map<string, string>>;
+  const generator = join(root, "deploy", "docker", "generate.js");
+  let fixture: string;
+
+  /** The facts the generator reads, copied to a folder of their own. */
+  beforeEach(async () => {
+    fixture = await mkdtemp(join(tmpdir(), "dockerfiles-"));
+    const workspaces = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { workspaces: string[] })
+      .workspaces;
+    const files = ["package.json", "tsconfig.base.json", "deploy/helm/platform/values.yaml"];
+    for (const dir of workspaces) {
+      for (const name of ["package.json", "tsconfig.json", "tsconfig.build.json"]) {
+        if (existsSync(join(root, dir, name))) files.push(`${dir}/${name}`);
+      }
+    }
+    for (const file of files) {
+      await mkdir(dirname(join(fixture, file)), { recursive: true });
+      await copyFile(join(root, file), join(fixture, file));
+    }
+  });
+  afterEach(() => rm(fixture, { recursive: true, force: true }));
+
+  const editBuildProject = (service: string, edit: (project: { references: { path: string }[] }) => void) => {
+    const file = join(fixture, "services", service, "tsconfig.build.json");
+    const project = JSON.parse(readFileSync(file, "utf8")) as { references: { path: string }[] };
+    edit(project);
+    writeFileSync(file, JSON.stringify(project));
+  };
+
+  it("makes from the copied facts what is committed", async () => {
+    const { dockerfiles } = (await import(generator)) as { dockerfiles: Generate };
+    const generated = await dockerfiles(fixture);
+    for (const [path, text] of generated) expect(readFileSync(join(root, path), "utf8")).toBe(text);
+  });
+
+  it("refuses a build project that compiles a workspace the service does not run with (a test helper)", async () => {
+    const { dockerfiles } = (await import(generator)) as { dockerfiles: Generate };
+    editBuildProject("catalog", (project) => project.references.push({ path: "../../packages/local-stack" }));
+    await expect(dockerfiles(fixture)).rejects.toThrow(
+      "services/catalog/tsconfig.build.json compiles proto, packages/service-kit, packages/local-stack, " +
+        "packages/webhook-verifier besides catalog, but catalog runs with proto, packages/service-kit",
+    );
+  });
+
+  it("refuses a build project that misses a workspace the service imports", async () => {
+    const { dockerfiles } = (await import(generator)) as { dockerfiles: Generate };
+    editBuildProject("gateway", (project) => {
+      project.references = project.references.filter(({ path }) => !path.includes("codes"));
+    });
+    await expect(dockerfiles(fixture)).rejects.toThrow(
+      "services/gateway/tsconfig.build.json compiles proto, packages/service-kit besides gateway, " +
+        "but gateway runs with proto, packages/service-kit, packages/codes",
+    );
+  });
+});
+
 describe.each(services)("services/%s/Dockerfile", (service) => {
   const text = readFileSync(join(root, "services", service, "Dockerfile"), "utf8");
   const [build, runtime, ...rest] = stages(text);
@@ -61,7 +120,7 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
     expect(rest).toHaveLength(0);
     expect(build!.from).toMatch(/^FROM node:20[\w.-]* AS build$/);
     expect(runtime!.from).toMatch(/^FROM node:20[\w.-]*-slim AS runtime$/);
-    expect(build!.lines).toContain(`RUN npx tsc -b services/${service}`);
+    expect(build!.lines).toContain(`RUN npx tsc -b services/${service}/tsconfig.build.json`);
   });
 
   it("runs as a non-root user", () => {
@@ -72,7 +131,7 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
   });
 
   it("installs only this service's production dependencies", () => {
-    const installs = runtime!.lines.filter((l) => l.startsWith("RUN npm ci"));
+    const installs = runtime!.lines.filter((l) => /^RUN (--mount=\S+\s+)*npm ci /.test(l));
     expect(installs).toHaveLength(1);
     expect(installs[0]).toContain("--omit=dev");
     expect(installs[0]).toContain(`--workspace services/${service}`);
@@ -88,12 +147,41 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
     expect(copied).not.toContain("packages/local-stack");
   });
 
-  it("copies every workspace manifest so npm ci can check the lockfile", () => {
-    const workspaces = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { workspaces: string[] })
-      .workspaces;
+  it("copies the manifests of exactly the workspaces it runs with, so npm ci installs nothing for the others", () => {
+    const expected = [...runtimeWorkspaces(`services/${service}`), `services/${service}`].sort();
     for (const stage of [build!, runtime!]) {
-      for (const dir of workspaces) expect(stage.lines).toContain(`COPY ${dir}/package.json ${dir}/`);
+      const manifests = stage.lines
+        .map((l) => /^COPY (\S+)\/package\.json \1\/$/.exec(l)?.[1])
+        .filter((dir) => dir !== undefined);
+      expect(manifests.sort()).toEqual(expected);
     }
+  });
+
+  it("compiles sources and migrations only, never tests", () => {
+    const copied = build!.lines.filter((l) => l.startsWith("COPY ") && !l.includes("package.json"));
+    expect(copied).toContain(`COPY services/${service}/src services/${service}/src`);
+    expect(copied).toContain(`COPY services/${service}/migrations services/${service}/migrations`);
+    expect(copied.filter((l) => /\btest\b/.test(l))).toEqual([]);
+    const project = JSON.parse(readFileSync(join(root, "services", service, "tsconfig.build.json"), "utf8")) as {
+      include: string[];
+      exclude: string[];
+    };
+    expect(project.include).toEqual(["src", "migrations"]);
+    expect(project.exclude).toEqual(["**/*.test.ts"]);
+  });
+
+  it("is labelled with its version and the revision it is built from, which the process also sees", () => {
+    const version = (
+      JSON.parse(readFileSync(join(root, "services", service, "package.json"), "utf8")) as {
+        version: string;
+      }
+    ).version;
+    expect(runtime!.lines).toContain("ARG BUILD_REVISION");
+    expect(runtime!.lines).toContain("ENV BUILD_REVISION=$BUILD_REVISION");
+    const label = runtime!.lines.find((l) => l.startsWith("LABEL "));
+    expect(label?.replace(/\s+/g, " ")).toBe(
+      `LABEL org.opencontainers.image.title="platform-${service}" org.opencontainers.image.version="${version}" org.opencontainers.image.revision="$BUILD_REVISION"`,
+    );
   });
 
   it("starts the service's compiled entry point", () => {

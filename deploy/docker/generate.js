@@ -1,32 +1,26 @@
 // @ts-check
 // Writes services/<svc>/Dockerfile for every service from Dockerfile.template beside this file, so
 // the four images cannot drift apart: `npm run generate:dockerfiles`. test/dockerfiles.test.ts
-// fails when a committed Dockerfile differs from what this produces.
+// fails when a committed Dockerfile differs from what this produces, and test/images.test.ts
+// builds and starts each image in an emulation of its Dockerfile.
 //
 // What differs between services comes from facts the repository already holds:
 //   - the services: the root package.json's workspaces under services/
 //   - the workspaces a service runs with: its package.json dependencies on @platform/*, transitively
+//   - what its build compiles: its build project (tsconfig.build.json, else tsconfig.json) and the
+//     projects that one references, transitively; each project's `include` is what is copied.
+//     They must be the same workspaces as the ones it runs with: a build project that references
+//     more (a test helper) or fewer (an import tsc cannot find) is refused here.
+//   - its version: its package.json version (the OCI version label)
 //   - its ports: deploy/helm/platform/values.yaml, <service>.port and <service>.metricsPort
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, posix, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const defaultRoot = join(here, "..", "..");
-
-/**
- * Workspaces a service's build stage compiles beyond the ones it runs with, and why.
- * @type {Record<string, { dir: string, why: string }[]>}
- */
-const buildOnlyWorkspaces = {
-  webhooks: [
-    {
-      dir: "packages/webhook-verifier",
-      why: "The partner verifier: services/webhooks references it for its signature tests.",
-    },
-  ],
-};
 
 /**
  * @param {string} file
@@ -50,6 +44,42 @@ async function runtimeWorkspaces(root, dir, dirOfName, seen = new Set()) {
       seen.add(dependency);
       await runtimeWorkspaces(root, dependency, dirOfName, seen);
     }
+  }
+  return seen;
+}
+
+/**
+ * A workspace's build project: tsconfig.build.json (sources without tests) when it has one.
+ * @param {string} root
+ * @param {string} dir
+ */
+const buildProjectOf = (root, dir) =>
+  existsSync(join(root, dir, "tsconfig.build.json")) ? `${dir}/tsconfig.build.json` : `${dir}/tsconfig.json`;
+
+/**
+ * The TypeScript projects a build compiles: `project` and what it references, transitively,
+ * each with the folders its `include` names. Repository-relative posix paths.
+ * @param {string} root
+ * @param {string} project e.g. services/catalog/tsconfig.build.json
+ * @param {Map<string, { dir: string, file: string, include: string[] }>} [seen] by directory
+ */
+async function buildProjects(root, project, seen = new Map()) {
+  const dir = posix.dirname(project);
+  const config = await readJson(join(root, project));
+  if (config.extends !== undefined && posix.join(dir, config.extends) !== "tsconfig.base.json") {
+    throw new Error(`${project} extends ${config.extends}: a build project extends only tsconfig.base.json`);
+  }
+  /** @type {string[]} */
+  const include = config.include ?? [];
+  if (include.some((entry) => /[*?]/.test(entry) || entry.startsWith(".."))) {
+    throw new Error(`${project}: include names folders of its own workspace, without wildcards`);
+  }
+  seen.set(dir, { dir, file: posix.basename(project), include });
+  for (const { path } of config.references ?? []) {
+    const target = posix.join(dir, path);
+    const file = target.endsWith(".json") ? target : `${target}/tsconfig.json`;
+    if (seen.has(posix.dirname(file))) continue;
+    await buildProjects(root, file, seen);
   }
   return seen;
 }
@@ -97,26 +127,42 @@ export async function dockerfiles(root = defaultRoot) {
   for (const dir of workspaces) dirOfName.set((await readJson(join(root, dir, "package.json"))).name, dir);
   const values = parse(await readFile(join(root, "deploy", "helm", "platform", "values.yaml"), "utf8"));
 
-  const manifests = workspaces.map((dir) => `COPY ${dir}/package.json ${dir}/`);
   const result = new Map();
   for (const serviceDir of workspaces.filter((dir) => dir.startsWith("services/"))) {
     const service = basename(serviceDir);
+    const { version } = await readJson(join(root, serviceDir, "package.json"));
     const runtime = await runtimeWorkspaces(root, serviceDir, dirOfName);
     // In the root package.json's order, so the output does not depend on how dependencies are listed.
     const imports = workspaces.filter((dir) => runtime.has(dir));
+    const projects = await buildProjects(root, buildProjectOf(root, serviceDir));
+    const compiled = workspaces.filter((dir) => projects.has(dir) && dir !== serviceDir);
+    if (compiled.join() !== imports.join() || !projects.has(serviceDir)) {
+      throw new Error(
+        `${buildProjectOf(root, serviceDir)} compiles ${compiled.join(", ") || "no workspace"} besides ${service}, ` +
+          `but ${service} runs with ${imports.join(", ") || "no workspace"} (its package.json dependencies): ` +
+          "reference exactly the build projects of what src imports",
+      );
+    }
     const ports = [values[service]?.port, values[service]?.metricsPort];
     if (!ports.every(Number.isInteger)) {
       throw new Error(`deploy/helm/platform/values.yaml has no ${service}.port and ${service}.metricsPort`);
     }
+    const own = [...imports, serviceDir];
     const text = fill(template, {
       service,
+      version,
       imports: imports.join(", "),
-      manifests,
-      sources: [
-        ...imports.map((dir) => `COPY ${dir}/ ${dir}/`),
-        ...(buildOnlyWorkspaces[service] ?? []).flatMap(({ dir, why }) => [`# ${why}`, `COPY ${dir}/ ${dir}/`]),
-      ],
-      compiled: imports.map((dir) => `COPY --from=build /app/${dir}/dist ${dir}/dist`),
+      manifests: own.map((dir) => `COPY ${dir}/package.json ${dir}/`),
+      sources: own.flatMap((dir) => {
+        const project = projects.get(dir);
+        if (!project) throw new Error(`no build project for ${dir}`);
+        return [
+          `COPY ${dir}/${project.file} ${dir}/`,
+          ...project.include.map((entry) => `COPY ${posix.join(dir, entry)} ${posix.join(dir, entry)}`),
+        ];
+      }),
+      buildProject: `${serviceDir}/${projects.get(serviceDir)?.file}`,
+      compiled: own.map((dir) => `COPY --from=build /app/${dir}/dist ${dir}/dist`),
       ports: ports.join(" "),
     });
     result.set(`${serviceDir}/Dockerfile`, text);
@@ -127,6 +173,6 @@ export async function dockerfiles(root = defaultRoot) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const [path, text] of await dockerfiles()) {
     await writeFile(join(defaultRoot, path), text);
-    console.log(`wrote ${path}`);
+    console.log(`wrote ${relative(defaultRoot, join(defaultRoot, path))}`);
   }
 }
