@@ -3,6 +3,7 @@
  * webhooks, gateway) or of the proto contracts, in two steps (see cutRelease in releases.ts and
  * docs/operations.md, "Releases"). Prints what it did and the next step as one JSON line.
  */
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { cutRelease, isReleasedComponent, releasedComponents } from "./releases.js";
 
@@ -14,7 +15,11 @@ if (component === undefined || version === undefined || rest.length > 0 || !isRe
   process.exit(2);
 }
 try {
-  process.stdout.write(`${JSON.stringify(await cutRelease(repo, component, version))}\n`);
+  const result = await cutRelease(repo, component, version);
+  // A service's version is also its image's org.opencontainers.image.version label: the bump
+  // regenerates the Dockerfiles (deploy/docker/generate.js) so they are committed with it.
+  if (result.step === "bumped") execFileSync(process.execPath, [join(repo, "deploy", "docker", "generate.js")]);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 } catch (error) {
   process.stderr.write(`${JSON.stringify({ error: (error as Error).message })}\n`);
   process.exit(1);
