@@ -16,8 +16,9 @@ export type Environment = Record<string, string | undefined>;
  */
 export function loadConfig<S extends z.ZodObject>(schema: S, env: Environment): z.infer<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
+  const unsetInProduction = unsetMachineDefaults(schema, env);
+  if (result.success && unsetInProduction.length === 0) return result.data;
+  const problems = (result.success ? [] : result.error.issues).map((issue) => {
     const variable = issue.path.join(".") || "(environment)";
     const got = typeof issue.path[0] === "string" ? env[issue.path[0]] : undefined;
     // A malformed secret is still a secret: name the variable, never echo its value.
@@ -25,7 +26,21 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Environment): 
       ? `${variable}: ${issue.message}`
       : `${variable}: ${issue.message} (got ${JSON.stringify(got)})`;
   });
-  throw new ConfigError(problems);
+  throw new ConfigError([...problems, ...unsetInProduction]);
+}
+
+/**
+ * Variables whose defaults point at the developer's own machine (its Postgres and NATS on
+ * 127.0.0.1). In production (`NODE_ENV=production`, which every image sets) a missing one is a
+ * configuration error, not a quiet attempt to reach the container's own loopback.
+ */
+const MACHINE_DEFAULTS = ["DATABASE_URL", "NATS_URL"];
+
+function unsetMachineDefaults(schema: z.ZodObject, env: Environment): string[] {
+  if (env.NODE_ENV !== "production") return [];
+  return MACHINE_DEFAULTS.filter((name) => name in schema.shape && (env[name] ?? "") === "").map(
+    (name) => `${name}: required when NODE_ENV=production (its default is this machine's 127.0.0.1)`,
+  );
 }
 
 const SECRET_VARIABLE = /(^|_)KEY$|SECRET|TOKEN|PASSWORD|CREDENTIAL|PRIVATE/;
