@@ -149,9 +149,8 @@ describe("the Helm chart (real helm)", () => {
       const podLabels = deployment.spec.template.metadata.labels as Record<string, string>;
       for (const [k, v] of Object.entries(headless.spec.selector as Record<string, string>))
         expect(podLabels[k]).toBe(v);
-      const grpcPort = deployment.spec.template.spec.containers[0].ports.find(
-        (p: { name: string }) => p.name === "grpc",
-      );
+      const ports = deployment.spec.template.spec.containers[0].ports as { name: string; containerPort: number }[];
+      const grpcPort = ports.find((p) => p.name === "grpc")!;
       expect(headless.spec.ports).toEqual([
         { name: "grpc", port: grpcPort.containerPort, targetPort: "grpc", appProtocol: "grpc" },
       ]);
