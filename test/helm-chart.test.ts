@@ -42,9 +42,15 @@ describe("the Helm chart (real helm)", () => {
 
   it("renders a Deployment, Service and PDB per service, each independently labelled", async () => {
     const objects = await render();
-    for (const kind of ["Deployment", "Service", "PodDisruptionBudget"]) {
+    for (const kind of ["Deployment", "PodDisruptionBudget"]) {
       expect(ofKind(objects, kind).map(component).sort(), kind).toEqual(["catalog", "gateway", "notify", "webhooks"]);
     }
+    // A ClusterIP Service per service, and a headless one per gRPC service (the gateway's balanced targets).
+    expect(
+      ofKind(objects, "Service")
+        .map((s) => `${component(s)}${s.spec.clusterIP === "None" ? " headless" : ""}`)
+        .sort(),
+    ).toEqual(["catalog", "catalog headless", "gateway", "notify", "notify headless", "webhooks", "webhooks headless"]);
     expect(ofKind(objects, "ServiceMonitor")).toHaveLength(0);
     expect(ofKind(objects, "Ingress")).toHaveLength(0);
   });
@@ -95,7 +101,7 @@ describe("the Helm chart (real helm)", () => {
     }
   });
 
-  it("points the gateway at the catalog, notify and webhooks Services, and leaves the rate limit's split to the gateway", async () => {
+  it("points the gateway at every pod of catalog, notify and webhooks (dns:/// of their headless Services), and leaves the rate limit's split to the gateway", async () => {
     const gateway = ofKind(await render("gateway.replicaCount=3"), "Deployment").find(
       (d) => component(d) === "gateway",
     )!;
@@ -106,13 +112,49 @@ describe("the Helm chart (real helm)", () => {
       ]),
     );
     expect(env).toMatchObject({
-      CATALOG_ADDR: "rel-platform-catalog:50051",
-      NOTIFY_ADDR: "rel-platform-notify:50052",
-      WEBHOOKS_ADDR: "rel-platform-webhooks:50053",
+      CATALOG_ADDR: "dns:///rel-platform-catalog-headless.default.svc.cluster.local:50051",
+      NOTIFY_ADDR: "dns:///rel-platform-notify-headless.default.svc.cluster.local:50052",
+      WEBHOOKS_ADDR: "dns:///rel-platform-webhooks-headless.default.svc.cluster.local:50053",
     });
     // The chart no longer ties the rate limit's split to replicaCount (an HPA changes the count).
     expect(env).not.toHaveProperty("GATEWAY_REPLICAS");
     expect(gateway.spec.replicas).toBe(3);
+  });
+
+  it("makes each gRPC service's headless Service select exactly its Deployment's pods on the grpc port, in the release namespace and cluster domain", async () => {
+    const { stdout } = await run(helm, [
+      "template",
+      "rel",
+      chart,
+      "--namespace",
+      "shop",
+      "--set",
+      "clusterDomain=corp.internal",
+      "--set",
+      "catalog.port=6000",
+    ]);
+    const objects = parseAllDocuments(stdout)
+      .map((d) => d.toJSON() as K8sObject | null)
+      .filter((o): o is K8sObject => o !== null);
+    const gateway = ofKind(objects, "Deployment").find((d) => component(d) === "gateway")!;
+    const env = gateway.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    expect(env.find((e) => e.name === "CATALOG_ADDR")?.value).toBe(
+      "dns:///rel-platform-catalog-headless.shop.svc.corp.internal:6000",
+    );
+    for (const service of ["catalog", "notify", "webhooks"]) {
+      const headless = ofKind(objects, "Service").find((s) => s.metadata.name === `rel-platform-${service}-headless`)!;
+      const deployment = ofKind(objects, "Deployment").find((d) => component(d) === service)!;
+      expect(headless.spec.clusterIP).toBe("None");
+      expect(headless.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+      const podLabels = deployment.spec.template.metadata.labels as Record<string, string>;
+      for (const [k, v] of Object.entries(headless.spec.selector as Record<string, string>))
+        expect(podLabels[k]).toBe(v);
+      const ports = deployment.spec.template.spec.containers[0].ports as { name: string; containerPort: number }[];
+      const grpcPort = ports.find((p) => p.name === "grpc")!;
+      expect(headless.spec.ports).toEqual([
+        { name: "grpc", port: grpcPort.containerPort, targetPort: "grpc", appProtocol: "grpc" },
+      ]);
+    }
   });
 
   it("gives the webhooks service its database URL, NATS URL and SECRETS_KEY from Secrets, never in the manifest", async () => {

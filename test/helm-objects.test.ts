@@ -76,7 +76,7 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
       Ingress: count("Ingress"),
     }).toEqual({
       Deployment: 4,
-      Service: 4,
+      Service: 7,
       ServiceAccount: 8,
       HorizontalPodAutoscaler: 4,
       PodDisruptionBudget: 4,

@@ -39,12 +39,16 @@ export function duplicatePorts(ports: ConfiguredPort[]): BusyPort[] {
 /** One message naming every busy port and the variable that moves it. */
 export function describeBusyPorts(busy: BusyPort[], host: string): string {
   const list = busy
-    .map((p) => `${p.port} (${p.variable}${p.reason === "EADDRINUSE" ? "" : `: ${p.reason}`})`)
+    .map(
+      (p) =>
+        `${p.port} (${p.variable}${p.replica > 0 ? ` + ${p.replica * p.offset}, ${p.service} replica ${p.replica + 1}` : ""}` +
+        `${p.reason === "EADDRINUSE" ? "" : `: ${p.reason}`})`,
+    )
     .join(", ");
   return (
     `cannot start: ${busy.length === 1 ? "port" : "ports"} ${list} on ${host} ` +
     `${busy.length === 1 ? "is" : "are"} not free; stop what uses ${busy.length === 1 ? "it" : "them"} ` +
-    `or move the service${busy.length === 1 ? "" : "s"} by setting ${busy.map((p) => p.variable).join(", ")} ` +
+    `or move the service${busy.length === 1 ? "" : "s"} by setting ${[...new Set(busy.map((p) => p.variable))].join(", ")} ` +
     `(0 = any free port)`
   );
 }

@@ -15,6 +15,9 @@
  *   CATALOG_GRPC_PORT, NOTIFY_GRPC_PORT, WEBHOOKS_GRPC_PORT   (50051, 50052, 50053)
  *   GATEWAY_METRICS_PORT, CATALOG_METRICS_PORT, NOTIFY_METRICS_PORT, WEBHOOKS_METRICS_PORT
  *                                (9464, 9465, 9466, 9467); 0 = any free port
+ *   STACK_REPLICAS               processes per service, e.g. catalog=3,notify=2,webhooks=2,gateway=2 (1 each):
+ *                                replica r takes each port + r x 10 (the gateway's PORT + r), and the
+ *                                gateways get every catalog / notify / webhooks replica's address
  *   STACK_BIND_HOST              address every listener binds (127.0.0.1)
  *   SECRETS_KEY                  32 bytes, base64; else generated once into the data dir
  *   STACK_DATA_DIR               where local state lives (<repo>/.data)
@@ -30,7 +33,11 @@ import {
   bindHost,
   configuredPorts,
   localAddress,
+  parseReplicas,
+  replicaName,
   serviceEnvironment,
+  StackSettingError,
+  type Replicas,
   type ConfiguredPort,
   type StackServiceName,
   type StackValues,
@@ -81,8 +88,16 @@ async function main(): Promise<void> {
   // Whoever read our output is gone (a closed pipe): nobody is watching the stack any more.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => void stopAll(1));
   let ports: ConfiguredPort[] = [];
+  let replicas: Replicas;
   try {
-    ports = configuredPorts(launcherEnv);
+    replicas = parseReplicas(launcherEnv.STACK_REPLICAS);
+  } catch (error) {
+    if (!(error instanceof StackSettingError)) throw error;
+    say(`cannot start: ${error.message}`);
+    process.exit(2);
+  }
+  try {
+    ports = configuredPorts(launcherEnv, replicas);
     const host = bindHost(launcherEnv);
     // Before anything starts: every port that is taken, named with the variable that moves it.
     const busy = [...duplicatePorts(ports), ...(await findBusyPorts(ports, host))];
@@ -121,10 +136,10 @@ async function main(): Promise<void> {
     };
     if (stopping) return;
 
-    const supervise = (name: StackServiceName, extra: Record<string, string> = {}) => {
-      const own = ports.filter((p) => p.service === name);
+    const supervise = (name: StackServiceName, replica: number, extra: Record<string, string> = {}) => {
+      const own = ports.filter((p) => p.service === name && p.replica === replica);
       const supervised = superviseService({
-        name,
+        name: replicaName(name, replica),
         entry: entry(name),
         env: serviceEnvironment(
           launcherEnv,
@@ -139,19 +154,27 @@ async function main(): Promise<void> {
       services.push(supervised);
       return supervised.started;
     };
-    const [catalog, notify, webhooks] = await Promise.all([
-      supervise("catalog"),
-      supervise("notify"),
-      supervise("webhooks"),
-    ]);
+    const all = (name: StackServiceName, extra?: Record<string, string>) =>
+      Promise.all(Array.from({ length: replicas[name] }, (_, replica) => supervise(name, replica, extra)));
+    // The first replica of each service migrates its schema; the others start once it is up.
+    const firsts = await Promise.all([supervise("catalog", 0), supervise("notify", 0), supervise("webhooks", 0)]);
     if (stopping) return;
-    // Restarts reuse the ports the first start got, so these addresses stay valid.
+    const others = await Promise.all(
+      (["catalog", "notify", "webhooks"] as const).map((name) =>
+        Promise.all(Array.from({ length: replicas[name] - 1 }, (_, i) => supervise(name, i + 1))),
+      ),
+    );
+    if (stopping) return;
+    // Restarts reuse the ports the first start got, so these addresses stay valid. Several
+    // replicas: a list the gateway's gRPC clients balance every call over (round_robin).
+    const addressesOf = (i: number) =>
+      [firsts[i]!, ...others[i]!].map((line) => localAddress(host, line.grpcPort as number)).join(",");
     const addresses = {
-      CATALOG_ADDR: localAddress(host, catalog.grpcPort as number),
-      NOTIFY_ADDR: localAddress(host, notify.grpcPort as number),
-      WEBHOOKS_ADDR: localAddress(host, webhooks.grpcPort as number),
+      CATALOG_ADDR: addressesOf(0),
+      NOTIFY_ADDR: addressesOf(1),
+      WEBHOOKS_ADDR: addressesOf(2),
     };
-    const gateway = await supervise("gateway", addresses);
+    const gateways = await all("gateway", addresses);
     if (stopping) return;
     for (const service of services) service.heal();
 
@@ -163,7 +186,8 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k}=${v}`)
         .join("\n") + "\n",
     );
-    say(`Gateway ready at http://${localAddress(host, gateway.port as number)}`);
+    for (const gateway of gateways) say(`Gateway ready at http://${localAddress(host, gateway.port as number)}`);
+    if (gateways.length > 1) say("Several gateways: pick any one (in Kubernetes, the gateway's Service balances them)");
     say("Create an API key: npm run -s admin -- key create --name me");
   } catch (error) {
     await failStart(error instanceof Error ? error.message : String(error), ports);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { bindHost, configuredPorts, localAddress, serviceEnvironment, type StackValues } from "./stack-environment.js";
+import { describeBusyPorts, duplicatePorts } from "./busy-ports.js";
+import {
+  bindHost,
+  configuredPorts,
+  localAddress,
+  parseReplicas,
+  replicaName,
+  serviceEnvironment,
+  type StackValues,
+} from "./stack-environment.js";
 
 const stack: StackValues = {
   databaseUrl: "postgres://postgres@127.0.0.1:5432/platform",
@@ -93,6 +102,63 @@ describe("what npm start tells each service", () => {
     });
     expect(() => configuredPorts({ PORT: "eighty", NOTIFY_GRPC_PORT: "70000" })).toThrow(
       /PORT="eighty", NOTIFY_GRPC_PORT="70000"/,
+    );
+  });
+});
+
+describe("STACK_REPLICAS: several processes of a service", () => {
+  it("reads name=count pairs; a service not named runs once", () => {
+    expect(parseReplicas(undefined)).toEqual({ catalog: 1, notify: 1, webhooks: 1, gateway: 1 });
+    expect(parseReplicas("")).toEqual({ catalog: 1, notify: 1, webhooks: 1, gateway: 1 });
+    expect(parseReplicas("catalog=3,notify=2, webhooks=2,gateway=2")).toEqual({
+      catalog: 3,
+      notify: 2,
+      webhooks: 2,
+      gateway: 2,
+    });
+    expect(parseReplicas("catalog=10")).toMatchObject({ catalog: 10, gateway: 1 });
+  });
+
+  it("refuses an unknown service, 0, more than 10 and anything not a whole number, in one line naming it", () => {
+    expect(() => parseReplicas("catalg=2")).toThrow(
+      'STACK_REPLICAS="catalg=2": unknown service "catalg" (one of catalog, notify, webhooks, gateway, as catalog=3,gateway=2)',
+    );
+    for (const [text, count] of [
+      ["catalog=0", "0"],
+      ["catalog=11", "11"],
+      ["catalog=two", "two"],
+      ["catalog=1.5", "1.5"],
+      ["catalog=-1", "-1"],
+      ["catalog", ""],
+    ]) {
+      expect(() => parseReplicas(text), text).toThrow(
+        `STACK_REPLICAS=${JSON.stringify(text)}: catalog needs a whole number of processes from 1 to 10, not ${JSON.stringify(count)}`,
+      );
+    }
+  });
+
+  it("gives replica r each port + r x 10 (the gateway's PORT + r), keeps 0 as 0, and names replicas catalog, catalog-2, ...", () => {
+    const ports = configuredPorts({}, { catalog: 3, notify: 1, webhooks: 1, gateway: 2 });
+    const of = (variable: string) => ports.filter((p) => p.variable === variable).map((p) => p.port);
+    expect(of("CATALOG_GRPC_PORT")).toEqual([50051, 50061, 50071]);
+    expect(of("CATALOG_METRICS_PORT")).toEqual([9465, 9475, 9485]);
+    expect(of("NOTIFY_GRPC_PORT")).toEqual([50052]);
+    expect(of("PORT")).toEqual([8080, 8081]);
+    expect(of("GATEWAY_METRICS_PORT")).toEqual([9464, 9474]);
+    expect(duplicatePorts(configuredPorts({}, { catalog: 10, notify: 10, webhooks: 10, gateway: 10 }))).toEqual([]);
+    expect(
+      configuredPorts({ CATALOG_GRPC_PORT: "0" }, { catalog: 2, notify: 1, webhooks: 1, gateway: 1 })
+        .filter((p) => p.variable === "CATALOG_GRPC_PORT")
+        .map((p) => p.port),
+    ).toEqual([0, 0]);
+    expect(() =>
+      configuredPorts({ CATALOG_GRPC_PORT: "65530" }, { catalog: 2, notify: 1, webhooks: 1, gateway: 1 }),
+    ).toThrow('not a port (0-65535): CATALOG_GRPC_PORT="65530"');
+    const replica = ports.find((p) => p.port === 50071)!;
+    expect(replicaName(replica.service, replica.replica)).toBe("catalog-3");
+    expect(replicaName("gateway", 0)).toBe("gateway");
+    expect(describeBusyPorts([{ ...replica, reason: "EADDRINUSE" }], "127.0.0.1")).toBe(
+      "cannot start: port 50071 (CATALOG_GRPC_PORT + 20, catalog replica 3) on 127.0.0.1 is not free; stop what uses it or move the service by setting CATALOG_GRPC_PORT (0 = any free port)",
     );
   });
 });

@@ -82,19 +82,72 @@ export class StackSettingError extends Error {
 /** A port the stack will ask for: the configured number (0 = any free port) and its variable. */
 export interface ConfiguredPort extends StackPort {
   port: number;
+  /** Which process of the service (0 = the first); replica r asks for the variable's port + r x offset. */
+  replica: number;
+  /** What each further replica adds to the variable's port: 1 for the gateway's PORT, else 10. */
+  offset: number;
 }
 
-/** The ports `npm start` binds, from the launcher's environment; throws naming each bad variable. */
-export function configuredPorts(environment: Environment): ConfiguredPort[] {
+export const STACK_SERVICES: readonly StackServiceName[] = ["catalog", "notify", "webhooks", "gateway"];
+/** Processes per service; at most MAX_REPLICAS, so replicas' ports (+10 each) never meet another service's. */
+export type Replicas = Record<StackServiceName, number>;
+export const MAX_REPLICAS = 10;
+export const ONE_OF_EACH: Replicas = { catalog: 1, notify: 1, webhooks: 1, gateway: 1 };
+
+/**
+ * STACK_REPLICAS (`catalog=3,notify=2,webhooks=2,gateway=2`): how many processes of each service
+ * `npm start` runs; a service not named runs one. Throws one line naming what is wrong.
+ */
+export function parseReplicas(text: string | undefined): Replicas {
+  const replicas = { ...ONE_OF_EACH };
+  if (text === undefined || text.trim() === "") return replicas;
+  for (const item of text.split(",")) {
+    const [name = "", count, ...rest] = item.trim().split("=");
+    if (!(STACK_SERVICES as readonly string[]).includes(name)) {
+      throw new StackSettingError(
+        `STACK_REPLICAS=${JSON.stringify(text)}: unknown service ${JSON.stringify(name)} (one of ${STACK_SERVICES.join(", ")}, as catalog=3,gateway=2)`,
+      );
+    }
+    const n = count === undefined || rest.length > 0 || !/^\d+$/.test(count.trim()) ? NaN : Number(count);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_REPLICAS) {
+      throw new StackSettingError(
+        `STACK_REPLICAS=${JSON.stringify(text)}: ${name} needs a whole number of processes from 1 to ${MAX_REPLICAS}, not ${JSON.stringify(count ?? "")}`,
+      );
+    }
+    replicas[name as StackServiceName] = n;
+  }
+  return replicas;
+}
+
+/**
+ * The ports `npm start` binds, from the launcher's environment, for every replica of every
+ * service: replica r of a service asks for its variable's port + r x 10 (the gateway's PORT:
+ * + r, so gateways answer on 8080, 8081, ...), and 0 stays 0. Throws naming each bad variable.
+ */
+export function configuredPorts(environment: Environment, replicas: Replicas = ONE_OF_EACH): ConfiguredPort[] {
   const bad: string[] = [];
-  const ports = STACK_PORTS.map((entry) => {
+  const ports = STACK_PORTS.flatMap((entry) => {
     const text = environment[entry.variable];
     const port = text === undefined || text === "" ? entry.fallback : Number(text);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) bad.push(`${entry.variable}=${JSON.stringify(text)}`);
-    return { ...entry, port };
+    const offset = entry.variable === "PORT" ? 1 : 10;
+    const count = replicas[entry.service];
+    if (!Number.isInteger(port) || port < 0 || port + (port === 0 ? 0 : (count - 1) * offset) > 65535) {
+      bad.push(`${entry.variable}=${JSON.stringify(text)}`);
+    }
+    return Array.from({ length: count }, (_, replica) => ({
+      ...entry,
+      port: port === 0 ? 0 : port + replica * offset,
+      replica,
+      offset,
+    }));
   });
   if (bad.length > 0) throw new StackSettingError(`not a port (0-65535): ${bad.join(", ")}`);
   return ports;
+}
+
+/** How a replica is named in the launcher's lines: `catalog`, then `catalog-2`, `catalog-3`. */
+export function replicaName(service: StackServiceName, replica: number): string {
+  return replica === 0 ? service : `${service}-${replica + 1}`;
 }
 
 /** STACK_BIND_HOST, else 127.0.0.1. HOST / GRPC_HOST / METRICS_HOST in the environment do not count (shells set HOST). */

@@ -31,7 +31,7 @@ const runLauncher = (command: string, args: string[], env: Record<string, string
 /** The pid of every service process the launcher started so far (it says `starting <svc> (pid N)`). */
 const startedPids = (lines: string[]) =>
   lines.flatMap((line) => {
-    const match = /^\[stack\] starting (\w+) \(pid (\d+)\)$/.exec(line);
+    const match = /^\[stack\] starting ([\w-]+) \(pid (\d+)\)$/.exec(line);
     return match ? [{ service: match[1]!, pid: Number(match[2]) }] : [];
   });
 
@@ -357,6 +357,57 @@ describe("npm start (the local stack launcher)", () => {
     );
     await expectAllGone(pids);
   }, 60_000);
+
+  it("runs two catalog processes with STACK_REPLICAS=catalog=2, and the gateway's calls reach both", async () => {
+    const stack = await launch({
+      DATABASE_URL: scratch.url,
+      STACK_DATA_DIR: await dataDir(),
+      STACK_REPLICAS: "catalog=2",
+      LOG_LEVEL: "info",
+    });
+    cleanups.push(async () => {
+      if (stack.child.exitCode === null) await stack.stop();
+    });
+    expect(startedPids(stack.lines).map((s) => s.service)).toEqual(
+      expect.arrayContaining(["catalog", "catalog-2", "notify", "webhooks", "gateway"]),
+    );
+    expect(startedPids(stack.lines)).toHaveLength(5);
+    const catalogs = logLines(stack.lines, "listening").filter((l) => l.service === "catalog");
+    expect(catalogs).toHaveLength(2);
+    const { key } = (await admin({ DATABASE_URL: scratch.url }, "key", "create", "--name", "replicas")) as {
+      key: string;
+    };
+    const handled = async (line: Record<string, unknown>) => {
+      const text = await (await fetch(`http://127.0.0.1:${line.metricsPort as number}/metrics`)).text();
+      return [...text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="ListPets"[^}]*\} (\d+)$/gm)].reduce(
+        (sum, m) => sum + Number(m[1]),
+        0,
+      );
+    };
+    const before = await Promise.all(catalogs.map(handled));
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${stack.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+    }
+    const served = (await Promise.all(catalogs.map(handled))).map((n, i) => n - before[i]!);
+    expect(served[0]! + served[1]!).toBe(20);
+    expect(Math.min(...served)).toBeGreaterThanOrEqual(5);
+    expect(await stack.stop()).toBe(0);
+  }, 90_000);
+
+  it("refuses a bad STACK_REPLICAS in one line and exits 2 before starting anything", async () => {
+    const running = runLauncher(process.execPath, [launcher], {
+      PATH: process.env.PATH ?? "",
+      ...anyPorts,
+      STACK_REPLICAS: "catalog=3,mailer=2",
+      DATABASE_URL: scratch.url,
+      STACK_DATA_DIR: await dataDir(),
+    });
+    expect(await running.exited).toBe(2);
+    expect(running.lines).toEqual([
+      '[stack] cannot start: STACK_REPLICAS="catalog=3,mailer=2": unknown service "mailer" (one of catalog, notify, webhooks, gateway, as catalog=3,gateway=2)',
+    ]);
+  });
 
   it("refuses to start when ports are taken, naming every busy port's variable, and starts nothing", async () => {
     const [catalogPort, metricsPort] = await Promise.all([occupyPort(), occupyPort()]);

@@ -104,6 +104,10 @@ export function grpcListenerSettings(ports: { grpc: number; metrics: number }) {
     GRPC_PORT: env.port(ports.grpc),
     METRICS_HOST: env.host("127.0.0.1"),
     METRICS_PORT: env.port(ports.metrics),
+    /** Connections older than this get a GOAWAY, so clients re-resolve and rebalance (grpc-server.ts). */
+    GRPC_MAX_CONNECTION_AGE: env.duration(30_000),
+    /** How long calls on a connection past its age may still run. */
+    GRPC_MAX_CONNECTION_AGE_GRACE: env.duration(10_000),
   };
 }
 
@@ -119,6 +123,11 @@ export function databaseServiceSettings(ports: { grpc: number; metrics: number }
 export const idempotencySettings = {
   /** How long an Idempotency-Key is remembered. */
   IDEMPOTENCY_TTL: env.duration(24 * 3_600_000),
+  /**
+   * How long a claimed key answers 409 idempotency.in_progress before a retry may take it over:
+   * the wait after a process died (kill -9) holding a claim.
+   */
+  IDEMPOTENCY_LEASE: env.duration(30_000),
   /** How often expired idempotency keys are purged. */
   IDEMPOTENCY_PURGE_INTERVAL: env.duration(10 * 60_000),
 };

@@ -20,8 +20,11 @@ import {
   type ListWorkResponse,
 } from "@platform/proto/notify/v1/projections";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLIENT_CHANNEL_OPTIONS, createChannel, createClient, GrpcCallError } from "./grpc-client.js";
-import { ERROR_CODE_METADATA, REQUEST_ID_METADATA } from "./grpc-server.js";
+import pino from "pino";
+import { Registry } from "prom-client";
+import { CLIENT_CHANNEL_OPTIONS, createChannel, createClient, GrpcCallError, grpcTarget } from "./grpc-client.js";
+import { HealthChecker } from "./grpc-health.js";
+import { createGrpcInstrumentation, ERROR_CODE_METADATA, REQUEST_ID_METADATA, startGrpcServer } from "./grpc-server.js";
 
 /** What the server saw of one call: its method, request id metadata and the client's address. */
 interface Seen {
@@ -216,5 +219,92 @@ describe("createClient: typed calls over a real gRPC server", () => {
     catalog.close();
     const clash = { close: { ...CatalogServiceService.getPet, path: "/x.v1.X/Close" } };
     expect(() => createClient(clash, address, { timeoutMs: 5_000 })).toThrow(/close/);
+  });
+});
+
+describe("balancing over several processes of one service", () => {
+  it("turns an *_ADDR list of IP:port pairs into one ipv4: / ipv6: target, and passes anything else as it is", () => {
+    expect(grpcTarget("127.0.0.1:50051")).toBe("127.0.0.1:50051");
+    expect(grpcTarget("catalog:50051")).toBe("catalog:50051");
+    expect(grpcTarget("dns:///catalog-headless.ns.svc.cluster.local:50051")).toBe(
+      "dns:///catalog-headless.ns.svc.cluster.local:50051",
+    );
+    expect(grpcTarget("127.0.0.1:50051,127.0.0.1:50061, 127.0.0.1:50071")).toBe(
+      "ipv4:127.0.0.1:50051,127.0.0.1:50061,127.0.0.1:50071",
+    );
+    expect(grpcTarget("[::1]:50051,[::1]:50061")).toBe("ipv6:[::1]:50051,[::1]:50061");
+    expect(() => grpcTarget("catalog-a:50051,catalog-b:50051")).toThrow(/dns:\/\/\//);
+    expect(() => grpcTarget("127.0.0.1:50051,[::1]:50061")).toThrow(/one family/);
+  });
+
+  it("sends each call to the next process of the list (round_robin), and the health check answers while one serves", async () => {
+    const seen: Seen[][] = [[], [], []];
+    const servers = await Promise.all(seen.map((s) => startServer(s)));
+    const health = await Promise.all(
+      servers.map(async () => {
+        const running = await startGrpcServer({
+          host: "127.0.0.1",
+          port: 0,
+          services: [],
+          instrumentation: createGrpcInstrumentation(pino({ level: "silent" }), new Registry()),
+        });
+        return running;
+      }),
+    );
+    const catalog = createClient(CatalogServiceService, servers.map((s) => s.address).join(","), { timeoutMs: 5_000 });
+    const checker = new HealthChecker(health.map((h) => `127.0.0.1:${h.port}`).join(","));
+    try {
+      // The first call connects to all three; from then on each call goes to the next.
+      await catalog.getPet({ id: "1" }, { requestId: "warm" });
+      for (let i = 0; i < 30; i++) await catalog.getPet({ id: "1" }, { requestId: `rr-${i}` });
+      expect(seen.map((s) => s.filter((c) => c.requestId !== "warm").length)).toEqual([10, 10, 10]);
+
+      expect(await checker.check()).toBe("SERVING");
+      await health[0]!.shutdown(1_000);
+      await health[1]!.shutdown(1_000);
+      for (let i = 0; i < 3; i++) expect(await checker.check()).toBe("SERVING");
+      await health[2]!.shutdown(1_000);
+      expect(await checker.check("", 300)).toBe("UNREACHABLE");
+    } finally {
+      catalog.close();
+      checker.close();
+      for (const { server } of servers) server.forceShutdown();
+    }
+  });
+
+  it("ends a connection at GRPC_MAX_CONNECTION_AGE: the client reconnects (and re-resolves) without a failed call", async () => {
+    const peers: string[] = [];
+    const running = await startGrpcServer({
+      host: "127.0.0.1",
+      port: 0,
+      maxConnectionAgeMs: 300,
+      maxConnectionAgeGraceMs: 1_000,
+      instrumentation: createGrpcInstrumentation(pino({ level: "silent" }), new Registry()),
+      services: [
+        {
+          definition: CatalogServiceService,
+          implementation: {
+            getPet(call: ServerUnaryCall<GetPetRequest, GetPetResponse>, callback: sendUnaryData<GetPetResponse>) {
+              peers.push(call.getPeer()); // the client's address and port: one per connection
+              callback(null, { pet: pet(call.request.id, "Rex") });
+            },
+          },
+        },
+      ],
+    });
+    const catalog = createClient(CatalogServiceService, `127.0.0.1:${running.port}`, { timeoutMs: 5_000 });
+    try {
+      const started = Date.now();
+      while (Date.now() - started < 1_200) {
+        await catalog.getPet({ id: "1" }, { requestId: "age" });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // Every call succeeded, over a new connection about every 300 ms: the server sent GOAWAY at the age.
+      expect(peers.length).toBeGreaterThan(10);
+      expect(new Set(peers).size).toBeGreaterThanOrEqual(3);
+    } finally {
+      catalog.close();
+      await running.shutdown(1_000);
+    }
   });
 });

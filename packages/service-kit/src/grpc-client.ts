@@ -7,6 +7,7 @@ import {
   type ChannelOptions,
   type StatusObject,
 } from "@grpc/grpc-js";
+import { isIPv4, isIPv6 } from "node:net";
 import { GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
 
 /** A unary method of a generated service definition (ts-proto `XServiceService.method`). */
@@ -70,21 +71,47 @@ export class GrpcCallError extends Error {
 }
 
 /**
- * Options of a long-lived client channel: GRPC_CHANNEL_OPTIONS plus keepalive pings every 30 s
- * (answered within 10 s), so a connection that died quietly is noticed before a call waits on it.
+ * Every call is balanced over every address the target resolves to (round_robin), instead of
+ * grpc-js's default pick_first, which sends everything over the first connection that works.
+ */
+export const ROUND_ROBIN_SERVICE_CONFIG = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+
+/**
+ * Options of a long-lived client channel: GRPC_CHANNEL_OPTIONS, round_robin over every resolved
+ * address, and keepalive pings every 30 s (answered within 10 s), so a connection that died
+ * quietly is noticed before a call waits on it.
  */
 export const CLIENT_CHANNEL_OPTIONS: ChannelOptions = {
   ...GRPC_CHANNEL_OPTIONS,
+  "grpc.service_config": ROUND_ROBIN_SERVICE_CONFIG,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
 };
 
 /**
- * One channel (one HTTP/2 connection, reconnecting) to an address, for the clients of every
- * service that address serves. Plaintext: services talk inside the cluster network.
+ * The grpc-js target of an `*_ADDR` setting. A comma-separated list of IP addresses with ports
+ * (`127.0.0.1:50051,127.0.0.1:50061`: several local processes of one service) becomes the
+ * `ipv4:` / `ipv6:` target naming all of them; anything else (`host:port`, or a target with a
+ * scheme such as `dns:///catalog-headless.ns.svc.cluster.local:50051`) is passed as it is.
+ */
+export function grpcTarget(address: string): string {
+  const parts = address.split(",").map((part) => part.trim());
+  if (parts.length === 1) return address;
+  const hosts = parts.map((part) => /^\[?([^\]]*?)\]?:\d+$/.exec(part)?.[1] ?? "");
+  if (hosts.every((host) => isIPv4(host))) return `ipv4:${parts.join(",")}`;
+  if (hosts.every((host) => isIPv6(host))) return `ipv6:${parts.join(",")}`;
+  throw new Error(
+    `${address}: a list of addresses must be IP:port pairs of one family (use a dns:/// target for host names)`,
+  );
+}
+
+/**
+ * One channel (one HTTP/2 connection per resolved address, reconnecting) to an address or list
+ * of addresses (grpcTarget), for the clients of every service it serves. Plaintext: services
+ * talk inside the cluster network.
  */
 export function createChannel(address: string, options: ChannelOptions = CLIENT_CHANNEL_OPTIONS): Channel {
-  return new Channel(address, credentials.createInsecure(), options);
+  return new Channel(grpcTarget(address), credentials.createInsecure(), options);
 }
 
 /**

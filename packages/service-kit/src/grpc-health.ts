@@ -1,5 +1,6 @@
 import { credentials, makeGenericClientConstructor, type Client } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
+import { grpcTarget, ROUND_ROBIN_SERVICE_CONFIG } from "./grpc-client.js";
 import { GRPC_CHANNEL_OPTIONS } from "./grpc-server.js";
 
 export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN" | "UNREACHABLE";
@@ -13,13 +14,18 @@ type HealthCheck = (
 ) => void;
 
 /**
- * A `grpc.health.v1.Health/Check` client for one address. Used by the gateway's /readyz and by
+ * A `grpc.health.v1.Health/Check` client for one address, or the same targets the clients take
+ * (an address list, a `dns:///` name): each check goes to one of the resolved processes, round
+ * robin, so it answers SERVING while any of them serves. Used by the gateway's /readyz and by
  * tests; Kubernetes probes use the same service through the kubelet's native grpc probe.
  */
 export class HealthChecker {
   private readonly client: Client;
   constructor(readonly address: string) {
-    this.client = new HealthClient(address, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+    this.client = new HealthClient(grpcTarget(address), credentials.createInsecure(), {
+      ...GRPC_CHANNEL_OPTIONS,
+      "grpc.service_config": ROUND_ROBIN_SERVICE_CONFIG,
+    });
   }
 
   check(service = "", timeoutMs = 1_000): Promise<ServingStatus> {

@@ -177,6 +177,11 @@ export function instrumentService<D extends ServiceDefinitionLike>(
   return implementation;
 }
 
+/** GRPC_MAX_CONNECTION_AGE's default: clients rebalance onto new processes within about this long. */
+export const DEFAULT_MAX_CONNECTION_AGE_MS = 30_000;
+/** GRPC_MAX_CONNECTION_AGE_GRACE's default. */
+export const DEFAULT_MAX_CONNECTION_AGE_GRACE_MS = 10_000;
+
 export interface GrpcServiceRegistration {
   definition: ServiceDefinitionLike;
   implementation: UntypedServiceImplementation;
@@ -198,8 +203,20 @@ export async function startGrpcServer(options: {
   port: number;
   services: GrpcServiceRegistration[];
   instrumentation: GrpcInstrumentation;
+  /**
+   * A connection older than this is told to go away (HTTP/2 GOAWAY), so a client reconnects,
+   * re-resolves its target and balances over the processes there are now (default 30 s).
+   */
+  maxConnectionAgeMs?: number;
+  /** How long calls on such a connection may still run before it is closed (default 10 s). */
+  maxConnectionAgeGraceMs?: number;
 }): Promise<RunningGrpcServer> {
-  const server = new Server({ ...GRPC_CHANNEL_OPTIONS, "grpc.max_receive_message_length": 4 * 1024 * 1024 });
+  const server = new Server({
+    ...GRPC_CHANNEL_OPTIONS,
+    "grpc.max_receive_message_length": 4 * 1024 * 1024,
+    "grpc.max_connection_age_ms": options.maxConnectionAgeMs ?? DEFAULT_MAX_CONNECTION_AGE_MS,
+    "grpc.max_connection_age_grace_ms": options.maxConnectionAgeGraceMs ?? DEFAULT_MAX_CONNECTION_AGE_GRACE_MS,
+  });
   const serviceNames = [""];
   for (const { definition, implementation } of options.services) {
     server.addService(definition as unknown as ServiceDefinition, implementation);

@@ -33,6 +33,8 @@ async function main() {
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
+    maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE,
+    maxConnectionAgeGraceMs: config.GRPC_MAX_CONNECTION_AGE_GRACE,
     instrumentation,
     services: [
       {
@@ -42,7 +44,11 @@ async function main() {
           createCatalogService({
             db,
             pets: createPetRepository(db),
-            idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+            idempotency: {
+              ...defaultIdempotencyOptions,
+              ttlMs: config.IDEMPOTENCY_TTL,
+              leaseMs: config.IDEMPOTENCY_LEASE,
+            },
           }),
           instrumentation,
         ),

@@ -123,6 +123,8 @@ async function main() {
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
+    maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE,
+    maxConnectionAgeGraceMs: config.GRPC_MAX_CONNECTION_AGE_GRACE,
     instrumentation,
     services: [
       {
@@ -135,7 +137,11 @@ async function main() {
             events,
             usage,
             clock,
-            idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+            idempotency: {
+              ...defaultIdempotencyOptions,
+              ttlMs: config.IDEMPOTENCY_TTL,
+              leaseMs: config.IDEMPOTENCY_LEASE,
+            },
           }),
           instrumentation,
         ),
@@ -148,7 +154,11 @@ async function main() {
             db,
             activation: createActivationRepository(db),
             events,
-            idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+            idempotency: {
+              ...defaultIdempotencyOptions,
+              ttlMs: config.IDEMPOTENCY_TTL,
+              leaseMs: config.IDEMPOTENCY_LEASE,
+            },
             requiredCapabilities: config.NOTIFY_REQUIRED_CAPABILITIES,
           }),
           instrumentation,

@@ -98,6 +98,8 @@ async function main() {
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
+    maxConnectionAgeMs: config.GRPC_MAX_CONNECTION_AGE,
+    maxConnectionAgeGraceMs: config.GRPC_MAX_CONNECTION_AGE_GRACE,
     instrumentation,
     services: [
       {
@@ -117,7 +119,11 @@ async function main() {
             keyRing,
             queue,
             targets: targetsFor("create"),
-            idempotency: { ...defaultIdempotencyOptions, ttlMs: config.IDEMPOTENCY_TTL },
+            idempotency: {
+              ...defaultIdempotencyOptions,
+              ttlMs: config.IDEMPOTENCY_TTL,
+              leaseMs: config.IDEMPOTENCY_LEASE,
+            },
             retentionMs: config.WEBHOOKS_RETENTION,
             events: endpointEvents,
           }),

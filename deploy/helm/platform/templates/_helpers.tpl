@@ -25,6 +25,15 @@ gateway catalog notify webhooks
 {{- printf "%s-%s" (include "platform.fullname" .root) .service | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/*
+The gateway's gRPC target of one service: every ready pod of it, through its headless Service,
+re-resolved by the client (round_robin over all of them). Call with (dict "root" $ "service" "catalog").
+*/}}
+{{- define "platform.grpcTarget" -}}
+{{- $v := index .root.Values .service }}
+{{- printf "dns:///%s-headless.%s.svc.%s:%v" (include "platform.serviceName" .) .root.Release.Namespace .root.Values.clusterDomain $v.port }}
+{{- end }}
+
 {{- define "platform.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
 {{ include "platform.selectorLabels" . }}

@@ -1,0 +1,192 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+
+const run = promisify(execFile);
+const repo = join(import.meta.dirname, "..", "..", "..");
+const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
+
+/**
+ * One gateway over three catalog processes named in one CATALOG_ADDR list: every call is balanced
+ * (round_robin), and a process killed with -9 fails only the calls it had in flight, each with the
+ * documented outcome (docs/operations.md, "Balancing across replicas"). About 5 s.
+ */
+describe("a gateway balancing over three catalog processes", () => {
+  let scratch: ScratchDatabase;
+  const catalogs: ServiceProcess[] = [];
+  let gateway: ServiceProcess;
+  let url: string;
+  let key: string;
+  let database: pg.Client;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase("bal");
+    const env = { DATABASE_URL: scratch.url, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0" };
+    // A claim left by the killed process blocks its key for the lease: 2 s here, 30 s by default.
+    Object.assign(env, { IDEMPOTENCY_LEASE: "2s" });
+    // One after the other: the first migrates the scratch database.
+    for (let i = 0; i < 3; i++) {
+      catalogs.push(await startServiceProcess({ name: `catalog-${i}`, entry: entry("catalog"), env }));
+    }
+    gateway = await startServiceProcess({
+      name: "gateway",
+      entry: entry("gateway"),
+      env: {
+        DATABASE_URL: scratch.url,
+        PORT: "0",
+        METRICS_PORT: "0",
+        CATALOG_ADDR: catalogs.map((c) => `127.0.0.1:${c.listening.grpcPort as number}`).join(","),
+        // Nothing listens there: these tests call only the catalog.
+        NOTIFY_ADDR: "127.0.0.1:9",
+        WEBHOOKS_ADDR: "127.0.0.1:9",
+        UPSTREAM_TIMEOUT: "30s",
+        RATE_LIMIT_PER_SECOND: "100000",
+        RATE_LIMIT_BURST: "100000",
+      },
+    });
+    url = `http://127.0.0.1:${gateway.listening.port as number}`;
+    const { stdout } = await run(process.execPath, [entry("gateway", "cli/admin.js"), "key", "create", "--name", "b"], {
+      env: { PATH: process.env.PATH ?? "", DATABASE_URL: scratch.url },
+    });
+    key = (JSON.parse(stdout) as { key: string }).key;
+    database = new pg.Client({ connectionString: scratch.url });
+    await database.connect();
+  });
+  afterAll(async () => {
+    await database?.end();
+    await Promise.all([gateway?.stop(), ...catalogs.map((c) => c.stop())]);
+    await scratch?.drop();
+  });
+
+  /** Calls of catalog.v1.CatalogService this catalog process has answered, from its /metrics. */
+  const handled = async (catalog: ServiceProcess) => {
+    const text = await (await fetch(`http://127.0.0.1:${catalog.listening.metricsPort as number}/metrics`)).text();
+    let total = 0;
+    for (const match of text.matchAll(/^grpc_server_handled_total\{([^}]*)\} (\d+)$/gm)) {
+      if (match[1]!.includes('grpc_service="catalog.v1.CatalogService"')) total += Number(match[2]);
+    }
+    return total;
+  };
+  const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: object) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+      body: body && JSON.stringify(body),
+    });
+    return {
+      status: res.status,
+      retryAfter: res.headers.get("retry-after"),
+      body: (await res.json()) as { code?: string },
+    };
+  };
+  const waitingOnPets = async () =>
+    Number(
+      (
+        await database.query<{ n: string }>(
+          "select count(*) as n from pg_locks where not granted and relation = 'catalog.pets'::regclass",
+        )
+      ).rows[0]!.n,
+    );
+  const petsNamed = async (name: string) =>
+    Number(
+      (await database.query<{ n: string }>("select count(*) as n from catalog.pets where name = $1", [name])).rows[0]!
+        .n,
+    );
+
+  it("spreads 300 GET /v1/pets over the three: each serves between 20% and 50%", async () => {
+    const before = await Promise.all(catalogs.map(handled));
+    let next = 0;
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (next < 300) {
+          next += 1;
+          statuses.push((await call("GET", "/v1/pets?limit=1")).status);
+        }
+      }),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(300);
+    const served = (await Promise.all(catalogs.map(handled))).map((n, i) => n - before[i]!);
+    expect(served.reduce((a, b) => a + b, 0)).toBe(300);
+    for (const n of served) {
+      expect(n).toBeGreaterThanOrEqual(60);
+      expect(n).toBeLessThanOrEqual(150);
+    }
+  });
+
+  it("after kill -9 of one, fails only its calls in flight (GET 503 + Retry-After, keyed create 503 then one pet on retry, unkeyed create 504) and sends it nothing more", async () => {
+    const [victim, ...survivors] = catalogs as [ServiceProcess, ServiceProcess, ServiceProcess];
+    const lock = new pg.Client({ connectionString: scratch.url });
+    await lock.connect();
+    const stamp = Date.now();
+    // Every call below waits on the lock, in flight on one of the three processes. Sent one at a
+    // time, round_robin gives each process one call of each group of three: one GET, one keyed
+    // create and one unkeyed create reach the victim.
+    await lock.query("begin; lock table catalog.pets in access exclusive mode");
+    const pending: { kind: "get" | "keyed" | "unkeyed"; name: string; answer: ReturnType<typeof call> }[] = [];
+    try {
+      for (const kind of ["get", "keyed", "unkeyed"] as const) {
+        for (let i = 0; i < 3; i++) {
+          const name = `${kind}-${stamp}-${i}`;
+          const answer =
+            kind === "get"
+              ? call("GET", "/v1/pets?limit=1")
+              : call("POST", "/v1/pets", kind === "keyed" ? { "idempotency-key": name } : {}, { name, categoryId: 1 });
+          pending.push({ kind, name, answer });
+          await expect.poll(waitingOnPets, { timeout: 5_000 }).toBe(pending.length);
+        }
+      }
+      const survivorsBefore = await Promise.all(survivors.map(handled));
+      await victim.stop("SIGKILL");
+      // The victim's three calls fail as soon as its connection resets, while the lock still holds the others.
+      const settled = await Promise.all(
+        pending.map(async (p) => ({ ...p, result: await Promise.race([p.answer, wait(1_000)]) })),
+      );
+      const failed = settled.filter((s) => s.result !== "waiting");
+      expect(failed.map((f) => [f.kind, f.result !== "waiting" && f.result.status])).toEqual([
+        ["get", 503],
+        ["keyed", 503],
+        ["unkeyed", 504],
+      ]);
+      for (const f of failed) {
+        if (f.result === "waiting") continue;
+        expect(f.result.body.code).toBe(f.kind === "unkeyed" ? "outcome_unknown" : "unavailable");
+        expect(f.result.retryAfter).toBe(f.kind === "unkeyed" ? null : "1");
+      }
+      // New calls from the moment of the kill go to the two survivors only: none fails.
+      const killedAt = performance.now();
+      await lock.query("commit");
+      const others = await Promise.all(
+        pending.filter((p) => !failed.some((f) => f.name === p.name)).map((p) => p.answer),
+      );
+      expect(others.map((o) => o.status)).toEqual([200, 200, 201, 201, 201, 201]);
+      const after = await Promise.all(Array.from({ length: 30 }, () => call("GET", "/v1/pets?limit=1")));
+      expect(after.map((a) => a.status)).toEqual(Array.from({ length: 30 }, () => 200));
+      const survivorsAfter = await Promise.all(survivors.map(handled));
+      // 6 calls that were in flight on the survivors + 30 new ones: the victim got none of them.
+      expect(survivorsAfter[0]! + survivorsAfter[1]! - survivorsBefore[0]! - survivorsBefore[1]!).toBe(36);
+      expect(performance.now() - killedAt).toBeLessThan(5_000);
+
+      // The keyed create the victim had started: the retry with the same key gives exactly one pet.
+      const keyed = failed.find((f) => f.kind === "keyed")!;
+      // (409 idempotency_in_progress until the dead process's claim on the key has outlived IDEMPOTENCY_LEASE.)
+      const retry = () =>
+        call("POST", "/v1/pets", { "idempotency-key": keyed.name }, { name: keyed.name, categoryId: 1 });
+      await expect.poll(async () => (await retry()).status, { timeout: 10_000 }).toBe(201);
+      expect((await retry()).status).toBe(201);
+      expect(await petsNamed(keyed.name)).toBe(1);
+      // The unkeyed one's outcome really was unknown: its insert may have committed after the kill.
+      const unkeyed = failed.find((f) => f.kind === "unkeyed")!;
+      expect([0, 1]).toContain(await petsNamed(unkeyed.name));
+    } finally {
+      await lock.query("rollback").catch(() => undefined);
+      await lock.end();
+    }
+  });
+});
+
+const wait = (ms: number) => new Promise<"waiting">((resolve) => setTimeout(() => resolve("waiting"), ms));
