@@ -79,12 +79,11 @@ async function main() {
       webhooks: webhooksStatus,
       gateway: stopping ? "stopping" : "ok",
     };
-    const ready =
-      !stopping &&
-      database === "ok" &&
-      catalogStatus === "SERVING" &&
-      notifyStatus === "SERVING" &&
-      webhooksStatus === "SERVING";
+    // Ready means this gateway can serve its own part: its database (keys, grants, fleet). A
+    // downstream that is down is reported in the checks, and only the routes that need it answer
+    // 503 service.unavailable with Retry-After (its calls fail fast on a channel in
+    // TRANSIENT_FAILURE); taking every gateway out of rotation for it would stop the rest too.
+    const ready = !stopping && database === "ok";
     return { ready, checks };
   };
 
