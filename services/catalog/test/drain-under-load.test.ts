@@ -62,7 +62,7 @@ describe("a catalog process stopped under load", () => {
     const request = { pageSize: 1, status: PetStatus.PET_STATUS_UNSPECIFIED, pageToken: "" };
     try {
       expect(await health.check("catalog.v1.CatalogService")).toBe("SERVING");
-      const outcomes: Promise<"ok" | string>[] = [];
+      const outcomes: Promise<string>[] = []; // "ok" or the error
       let n = 0;
       const load = new Promise<void>((resolve) => {
         const tick = setInterval(() => {
