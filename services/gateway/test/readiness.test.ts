@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "./stack.js";
 
-// About 6 s: one stack, notify stopped and started again.
+// About 8 s: one stack; notify stopped and started again; a gateway replica stopped with a 1 s drain.
 describe("gateway readiness per capability", () => {
   let stack: TestStack;
   let key: string;
@@ -77,5 +77,23 @@ describe("gateway readiness per capability", () => {
     const after = await readyz();
     expect(after.status).toBe(200);
     expect(after.body.checks.notify).toBe("SERVING");
+  });
+
+  it("on SIGTERM answers /readyz 503 at once yet goes on serving for SHUTDOWN_DRAIN_DELAY, then exits 0", async () => {
+    const replica = await stack.startGateway({ SHUTDOWN_DRAIN_DELAY: "1s", SHUTDOWN_GRACE: "2s" });
+    const url = `http://127.0.0.1:${replica.listening.port as number}`;
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    const signalled = performance.now();
+    replica.child.kill("SIGTERM");
+    await expect.poll(() => replica.logs.some((l) => l.msg === "shutting down")).toBe(true);
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { checks: { gateway: string } }).checks.gateway).toBe("stopping");
+    const during = await fetch(`${url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } });
+    expect(during.status).toBe(200);
+    expect(during.headers.get("connection")).toBe("close"); // the client reconnects elsewhere
+    expect(performance.now() - signalled).toBeLessThan(1_000);
+    expect(await replica.exited).toBe(0);
+    expect(performance.now() - signalled).toBeGreaterThanOrEqual(1_000);
   });
 });
