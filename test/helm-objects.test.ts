@@ -353,6 +353,33 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
     }
   });
 
+  it("derives every pod's shutdown from one block: SHUTDOWN_DRAIN_DELAY, SHUTDOWN_GRACE and terminationGracePeriodSeconds = drain + grace + margin, no preStop", async () => {
+    const env = (container: any, name: string) => container.env.find((e: any) => e.name === name)?.value;
+    const custom = await render(
+      sets("shutdown.drainDelaySeconds=8", "shutdown.graceSeconds=40", "shutdown.marginSeconds=4"),
+    );
+    for (const [objects, drain, grace, total] of [
+      [defaults, 5, 25, 35],
+      [custom, 8, 40, 52],
+    ] as const) {
+      for (const service of services) {
+        const pod = deploymentOf(objects, service).spec.template.spec;
+        const container = pod.containers[0];
+        expect(
+          {
+            drain: env(container, "SHUTDOWN_DRAIN_DELAY"),
+            grace: env(container, "SHUTDOWN_GRACE"),
+            total: pod.terminationGracePeriodSeconds,
+            lifecycle: container.lifecycle,
+          },
+          service,
+        ).toEqual({ drain: `${drain}s`, grace: `${grace}s`, total, lifecycle: undefined });
+      }
+    }
+    // The margin must leave room for the 2 s the process allows itself to close after the grace.
+    await expect(render(sets("shutdown.marginSeconds=2"))).rejects.toThrow(/marginSeconds/);
+  });
+
   it("sets resources on every container, the migrate Jobs' from their own values", async () => {
     for (const objects of [defaults, everything]) {
       for (const workload of workloads(objects)) {

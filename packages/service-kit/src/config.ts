@@ -80,9 +80,14 @@ export function parseDuration(text: string): number | undefined {
   return Number(match[1]) * units[match[2]!]!;
 }
 
-/** What every process reads: log level and how long in-flight work may take after SIGTERM. */
+/**
+ * What every process reads: log level and its shutdown timings (shutdown.ts): how long it goes on
+ * serving, not ready, after SIGTERM (0 locally, where no load balancer has to notice; the chart
+ * sets 5 s), then how long in-flight work may take.
+ */
 export const processSettings = {
   LOG_LEVEL: env.logLevel(),
+  SHUTDOWN_DRAIN_DELAY: env.duration(0),
   SHUTDOWN_GRACE: env.duration(25_000),
 };
 

@@ -190,6 +190,8 @@ export interface GrpcServiceRegistration {
 export interface RunningGrpcServer {
   port: number;
   health: HealthImplementation;
+  /** Marks every service NOT_SERVING (probes and balancers stop picking it) and goes on serving. */
+  notServing(): void;
   /** Marks every service NOT_SERVING, lets in-flight calls finish (up to graceMs), then closes. */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -231,11 +233,15 @@ export async function startGrpcServer(options: {
     );
   });
   for (const name of serviceNames) health.setStatus(name, "SERVING");
+  const notServing = () => {
+    for (const name of serviceNames) health.setStatus(name, "NOT_SERVING");
+  };
   return {
     port,
     health,
+    notServing,
     async shutdown(graceMs) {
-      for (const name of serviceNames) health.setStatus(name, "NOT_SERVING");
+      notServing();
       // tryShutdown stops accepting new calls and resolves once in-flight calls have finished.
       const drained = new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());

@@ -5,7 +5,7 @@ import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platf
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
-import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { CATALOG_SCHEMA, loadCatalogConfig } from "./config.js";
 import { createPetRepository } from "./db/pet-repository.js";
@@ -60,11 +60,14 @@ async function main() {
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port }, build);
-  exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
-    purge.stop();
-    await grpc.shutdown(config.SHUTDOWN_GRACE);
-    await metrics.close();
-    await db.destroy();
+  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+    notReady: () => grpc.notServing(),
+    async stop(graceMs) {
+      purge.stop();
+      await grpc.shutdown(graceMs);
+      await metrics.close();
+      await db.destroy();
+    },
   });
 }
 

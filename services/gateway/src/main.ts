@@ -6,7 +6,7 @@ import { Gauge } from "prom-client";
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
-import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
@@ -79,12 +79,11 @@ async function main() {
       webhooks: webhooksStatus,
       gateway: stopping ? "stopping" : "ok",
     };
-    const ready =
-      !stopping &&
-      database === "ok" &&
-      catalogStatus === "SERVING" &&
-      notifyStatus === "SERVING" &&
-      webhooksStatus === "SERVING";
+    // Ready means this gateway can serve its own part: its database (keys, grants, fleet). A
+    // downstream that is down is reported in the checks, and only the routes that need it answer
+    // 503 service.unavailable with Retry-After (its calls fail fast on a channel in
+    // TRANSIENT_FAILURE); taking every gateway out of rotation for it would stop the rest too.
+    const ready = !stopping && database === "ok";
     return { ready, checks };
   };
 
@@ -126,32 +125,42 @@ async function main() {
   const port = (server.address() as AddressInfo).port;
   announceListening(logger, { port, metricsPort: metrics.port, url: `http://127.0.0.1:${port}` }, build);
 
-  exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
-    stopping = true; // /readyz answers 503 so the load balancer stops sending new requests
-    // Stop accepting connections; answer what is in flight; close each keep-alive connection as
-    // soon as it goes idle (responses sent meanwhile carry Connection: close, see below).
-    await new Promise<void>((resolve) => {
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      server.close(() => {
-        clearInterval(sweep);
-        resolve();
+  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+    notReady() {
+      stopping = true; // /readyz answers 503 so the load balancer stops sending new requests
+    },
+    async stop(graceMs) {
+      // Stop accepting connections; answer what is in flight; close each keep-alive connection as
+      // soon as it goes idle (responses sent meanwhile carry Connection: close, see below).
+      // Requests still running when the grace is over are cut.
+      await new Promise<void>((resolve) => {
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        const cut = setTimeout(() => {
+          logger.warn({ graceMs }, "requests still in flight at the end of the grace; closing their connections");
+          server.closeAllConnections();
+        }, graceMs);
+        server.close(() => {
+          clearInterval(sweep);
+          clearTimeout(cut);
+          resolve();
+        });
+        server.closeIdleConnections();
       });
-      server.closeIdleConnections();
-    });
-    // Only now that it answers nothing more does it leave: until then the others keep counting it,
-    // so the fleet never admits more than the limit because of a stopping gateway.
-    await fleet.stop();
-    await metrics.close();
-    clearInterval(evictIdleBuckets);
-    catalog.close();
-    catalogHealth.close();
-    notify.close();
-    projections.close();
-    notifyHealth.close();
-    webhooks.close();
-    webhooksHealth.close();
-    await apiKeys.close();
-    await db.destroy();
+      // Only now that it answers nothing more does it leave: until then the others keep counting it,
+      // so the fleet never admits more than the limit because of a stopping gateway.
+      await fleet.stop();
+      await metrics.close();
+      clearInterval(evictIdleBuckets);
+      catalog.close();
+      catalogHealth.close();
+      notify.close();
+      projections.close();
+      notifyHealth.close();
+      webhooks.close();
+      webhooksHealth.close();
+      await apiKeys.close();
+      await db.destroy();
+    },
   });
 }
 

@@ -575,7 +575,7 @@ describe("animal catalog over HTTP", () => {
   });
 
   describe("when the catalog is down", () => {
-    it("answers 503 unavailable with Retry-After, reports not ready, and recovers when it returns", async () => {
+    it("answers 503 unavailable with Retry-After, stays ready naming the catalog's state, and recovers when it returns", async () => {
       await stack.catalog.stop();
       const answer = await request("GET", "/v1/pets");
       expectError(answer, 503, "unavailable");
@@ -590,7 +590,8 @@ describe("animal catalog over HTTP", () => {
         /same Idempotency-Key/,
       );
       const ready = await fetch(`${stack.url}/readyz`);
-      expect(ready.status).toBe(503);
+      // Readiness is the gateway's own part (its database): the other capabilities go on serving.
+      expect(ready.status).toBe(200);
       expect(((await ready.json()) as { checks: { catalog: string } }).checks.catalog).not.toBe("SERVING");
       expect((await fetch(`${stack.url}/healthz`)).status).toBe(200); // the gateway itself stays up
 

@@ -23,6 +23,8 @@ export interface TestStack {
   startCatalog(): Promise<ServiceProcess>;
   /** Starts notify again on the same gRPC port (after a test stopped or killed it). */
   restartNotify(): Promise<ServiceProcess>;
+  /** Another notify replica on the same database and event bus, on its own port; stopped with the stack. */
+  startNotify(env?: Record<string, string>): Promise<ServiceProcess>;
   /** Another gateway replica over the same services and database; stopped with the stack. */
   startGateway(env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
@@ -119,6 +121,15 @@ export async function startTestStack(
     metricsUrl: `http://127.0.0.1:${gateway.listening.metricsPort as number}/metrics`,
     startCatalog,
     startGateway,
+    async startNotify(env = {}) {
+      const started = await startServiceProcess({
+        name: "notify",
+        entry: entry("notify"),
+        env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...extraNotifyEnv, ...env },
+      });
+      replicas.push(started);
+      return started;
+    },
     async restartNotify(this: TestStack) {
       this.notify = await startServiceProcess({
         name: "notify",

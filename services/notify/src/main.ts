@@ -12,7 +12,7 @@ import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { knexPoolProbe, pgPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
-import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
 import pg from "pg";
 import { migrations } from "../migrations/index.js";
 import { createSandboxChannel } from "./channel/sandbox-channel.js";
@@ -208,16 +208,20 @@ async function main() {
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name }, build);
-  exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
-    purge.stop();
-    consumerLag.stop();
-    await grpc.shutdown(config.SHUTDOWN_GRACE);
-    await projector.stop();
-    await relay.stop();
-    await nc.drain().catch(() => undefined);
-    await metrics.close();
-    await sendPool.end();
-    await db.destroy();
+  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+    notReady: () => grpc.notServing(),
+    async stop(graceMs) {
+      purge.stop();
+      consumerLag.stop();
+      // Calls in flight (a send waiting on the provider included) and the projector's current
+      // event finish together, within the one grace; then the relay publishes what they committed.
+      await Promise.all([grpc.shutdown(graceMs), projector.stop()]);
+      await relay.stop();
+      await nc.drain().catch(() => undefined);
+      await metrics.close();
+      await sendPool.end();
+      await db.destroy();
+    },
   });
 }
 

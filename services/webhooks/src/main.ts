@@ -13,7 +13,7 @@ import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
-import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
 import { withBatchedAttempts } from "./db/attempt-batcher.js";
@@ -190,23 +190,28 @@ async function main() {
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port }, build);
-  exitGracefullyOnSignal(logger, config.SHUTDOWN_GRACE + 5_000, async () => {
-    // No new publishes; then no new jobs: attempts in flight finish within the grace.
-    purge.stop();
-    consumerLag.stop();
-    await grpc.shutdown(config.SHUTDOWN_GRACE);
-    await Promise.all([
-      fanout.stop(),
-      worker.stop(config.SHUTDOWN_GRACE),
-      sweeper.stop(),
-      janitor.stop(),
-      backlog.stop(),
-    ]);
-    await relay.stop();
-    await nc.drain();
-    await metrics.close();
-    sender.close();
-    await db.destroy();
+  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+    notReady: () => grpc.notServing(),
+    async stop(graceMs) {
+      // No new calls and no new jobs, together: calls and attempts in flight share the one grace
+      // (attempts still running at its end are given back with nak), then the relay publishes
+      // what they committed.
+      purge.stop();
+      consumerLag.stop();
+      await Promise.all([
+        grpc.shutdown(graceMs),
+        fanout.stop(),
+        worker.stop(graceMs),
+        sweeper.stop(),
+        janitor.stop(),
+        backlog.stop(),
+      ]);
+      await relay.stop();
+      await nc.drain();
+      await metrics.close();
+      sender.close();
+      await db.destroy();
+    },
   });
 }
 

@@ -32,6 +32,8 @@ export interface WebhooksUnderTest {
   seedEndpoint(endpoint: SeedEndpoint): Promise<SeededEndpoint>;
   /** Stops the process with `signal` (SIGKILL: a crash) and starts a new one on the same database and namespace. */
   restart(signal?: NodeJS.Signals): Promise<void>;
+  /** Another process on the same database and namespace (a second replica); stopped with stop(). */
+  startAnother(env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
@@ -67,11 +69,12 @@ export async function startWebhooks(options: {
   const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222";
   const nc = await connect({ servers: natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   let proc: ServiceProcess | undefined;
+  const others: ServiceProcess[] = [];
   let db: Knex | undefined;
   let client: EventServiceClient | undefined;
   const stop = async () => {
     client?.close();
-    await proc?.stop();
+    await Promise.all([proc?.stop(), ...others.map((other) => other.stop())]);
     await db?.destroy();
     // Best effort, all of it: a NATS that was just restarted may not answer JetStream requests yet
     // (the jetstreamManager() call itself asks it), and a private server's store is removed anyway.
@@ -82,8 +85,8 @@ export async function startWebhooks(options: {
     await nc.close();
     await scratch.drop();
   };
-  const launch = async () => {
-    proc = await startServiceProcess({
+  const spawn = (env: Record<string, string> = {}) =>
+    startServiceProcess({
       name: "webhooks",
       entry,
       env: {
@@ -101,9 +104,12 @@ export async function startWebhooks(options: {
         OUTBOX_POLL_INTERVAL: "200ms",
         ...(options.caPath ? { NODE_EXTRA_CA_CERTS: options.caPath } : {}),
         ...options.env,
+        ...env,
       },
       timeoutMs: 60_000,
     });
+  const launch = async () => {
+    proc = await spawn();
     client?.close();
     client = new EventServiceClient(`127.0.0.1:${proc.listening.grpcPort as number}`, credentials.createInsecure());
   };
@@ -133,6 +139,11 @@ export async function startWebhooks(options: {
     async restart(signal = "SIGTERM") {
       await proc?.stop(signal);
       await launch();
+    },
+    async startAnother(env) {
+      const other = await spawn(env);
+      others.push(other);
+      return other;
     },
     async seedEndpoint(endpoint) {
       const id = newEndpointId();

@@ -92,6 +92,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   const keepAlive = setInterval(() => scheduler.waiting().forEach((msg) => msg.working()), 15_000);
   keepAlive.unref();
   const inFlight = new Set<Promise<void>>();
+  /** The job message of each attempt in flight, given back with nak if the shutdown grace ends first. */
+  const inFlightJobs = new Map<Promise<void>, JsMsg>();
   let running = true;
   let current: ConsumerMessages | undefined;
   let slotFreed: (() => void) | undefined;
@@ -270,6 +272,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       })
       .finally(() => {
         inFlight.delete(task);
+        inFlightJobs.delete(task);
         // The endpoint's next job in line takes this slot (while stopping, it goes back instead).
         const next = job.release();
         if (next && running) run(next);
@@ -277,6 +280,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         slotFreed?.();
       });
     inFlight.add(task);
+    inFlightJobs.set(task, msg);
   }
 
   const loop = (async () => {
@@ -321,7 +325,13 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       const all = Promise.allSettled([...inFlight]);
       const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
       if ((await Promise.race([all, timer])) === "timeout") {
-        logger.warn({ inFlight: inFlight.size, graceMs }, "delivery attempts still in flight at shutdown");
+        // Given back now, for another process: an attempt that still completes here acks nothing
+        // more (the message is answered) and its ledger row stays the truth, as after a crash.
+        logger.warn(
+          { inFlight: inFlight.size, graceMs },
+          "delivery attempts still in flight at shutdown; giving them back",
+        );
+        for (const msg of inFlightJobs.values()) msg.nak();
       }
     },
   };
