@@ -233,6 +233,7 @@ describe("balancing over several processes of one service", () => {
       "ipv4:127.0.0.1:50051,127.0.0.1:50061,127.0.0.1:50071",
     );
     expect(grpcTarget("[::1]:50051,[::1]:50061")).toBe("ipv6:[::1]:50051,[::1]:50061");
+    expect(grpcTarget("ipv4:127.0.0.1:50051,127.0.0.1:50061")).toBe("ipv4:127.0.0.1:50051,127.0.0.1:50061");
     expect(() => grpcTarget("catalog-a:50051,catalog-b:50051")).toThrow(/dns:\/\/\//);
     expect(() => grpcTarget("127.0.0.1:50051,[::1]:50061")).toThrow(/one family/);
   });

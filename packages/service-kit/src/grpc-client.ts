@@ -88,6 +88,9 @@ export const CLIENT_CHANNEL_OPTIONS: ChannelOptions = {
   "grpc.keepalive_timeout_ms": 10_000,
 };
 
+/** A target that already names its grpc-js resolver (`ipv4:a,b`, `dns:///name:port`, `unix:path`). */
+const GRPC_TARGET_SCHEME = /^(ipv4|ipv6|dns|unix|unix-abstract|vsock):/;
+
 /**
  * The grpc-js target of an `*_ADDR` setting. A comma-separated list of IP addresses with ports
  * (`127.0.0.1:50051,127.0.0.1:50061`: several local processes of one service) becomes the
@@ -95,6 +98,7 @@ export const CLIENT_CHANNEL_OPTIONS: ChannelOptions = {
  * scheme such as `dns:///catalog-headless.ns.svc.cluster.local:50051`) is passed as it is.
  */
 export function grpcTarget(address: string): string {
+  if (GRPC_TARGET_SCHEME.test(address)) return address;
   const parts = address.split(",").map((part) => part.trim());
   if (parts.length === 1) return address;
   const hosts = parts.map((part) => /^\[?([^\]]*?)\]?:\d+$/.exec(part)?.[1] ?? "");
