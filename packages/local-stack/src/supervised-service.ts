@@ -43,7 +43,7 @@ export interface SupervisionOptions {
   onEarlyExit(reason: string): void;
   policy?: RestartPolicy;
   startTimeoutMs?: number;
-  /** After SIGTERM, how long before SIGKILL (the services give themselves SHUTDOWN_GRACE + 5s). */
+  /** After SIGTERM, how long before SIGKILL (a service allows itself SHUTDOWN_DRAIN_DELAY + SHUTDOWN_GRACE + 2 s: locally 0 + 25 + 2). */
   killAfterMs?: number;
 }
 
