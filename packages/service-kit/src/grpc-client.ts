@@ -77,6 +77,18 @@ export class GrpcCallError extends Error {
 export const ROUND_ROBIN_SERVICE_CONFIG = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
 
 /**
+ * How soon a connection to a process that went away is tried again: from 200 ms, doubling up to
+ * 1 s. round_robin keeps reconnecting every address on its own (pick_first waited for the next
+ * call), and grpc-js's default backoff grows to 120 s: a catalog down for 9 s was called again only
+ * 6.8 s after it was back. With this cap it is called again within about a second; an attempt a
+ * second to an address inside the cluster costs nothing worth saving.
+ */
+export const RECONNECT_BACKOFF: ChannelOptions = {
+  "grpc.initial_reconnect_backoff_ms": 200,
+  "grpc.max_reconnect_backoff_ms": 1_000,
+};
+
+/**
  * Options of a long-lived client channel: GRPC_CHANNEL_OPTIONS, round_robin over every resolved
  * address, and keepalive pings every 30 s (answered within 10 s), so a connection that died
  * quietly is noticed before a call waits on it.
@@ -84,6 +96,7 @@ export const ROUND_ROBIN_SERVICE_CONFIG = JSON.stringify({ loadBalancingConfig: 
 export const CLIENT_CHANNEL_OPTIONS: ChannelOptions = {
   ...GRPC_CHANNEL_OPTIONS,
   "grpc.service_config": ROUND_ROBIN_SERVICE_CONFIG,
+  ...RECONNECT_BACKOFF,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
 };

@@ -1,6 +1,6 @@
 import { credentials, makeGenericClientConstructor, type Client } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
-import { grpcTarget, ROUND_ROBIN_SERVICE_CONFIG } from "./grpc-client.js";
+import { grpcTarget, RECONNECT_BACKOFF, ROUND_ROBIN_SERVICE_CONFIG } from "./grpc-client.js";
 import { GRPC_CHANNEL_OPTIONS } from "./grpc-server.js";
 
 export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN" | "UNREACHABLE";
@@ -25,6 +25,7 @@ export class HealthChecker {
     this.client = new HealthClient(grpcTarget(address), credentials.createInsecure(), {
       ...GRPC_CHANNEL_OPTIONS,
       "grpc.service_config": ROUND_ROBIN_SERVICE_CONFIG,
+      ...RECONNECT_BACKOFF,
     });
   }
 
