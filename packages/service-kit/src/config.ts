@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { tracingSettings } from "./tracing.js";
 
 /** A configuration that failed validation; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -84,6 +85,7 @@ export function parseDuration(text: string): number | undefined {
 export const processSettings = {
   LOG_LEVEL: env.logLevel(),
   SHUTDOWN_GRACE: env.duration(25_000),
+  ...tracingSettings,
 };
 
 /** What every process with its own Postgres schema reads. */

@@ -14,6 +14,7 @@ import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-ki
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
+import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
 import { withBatchedAttempts } from "./db/attempt-batcher.js";
@@ -94,7 +95,8 @@ async function main() {
       onRefusal: (refusal) => pipelineMetrics.targetRefusals.inc({ address_class: refusal, path }),
     });
 
-  const instrumentation = createGrpcInstrumentation(logger, registry);
+  const tracing = await startTracing("webhooks", config);
+  const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
@@ -201,6 +203,7 @@ async function main() {
     await metrics.close();
     sender.close();
     await db.destroy();
+    await tracing.shutdown();
   });
 }
 
