@@ -1,85 +1,6 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "./stack.js";
-
-/** One exported span, as OTLP/HTTP JSON carries it (ids are hex strings). */
-interface ExportedSpan {
-  service: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-}
-
-interface OtlpAnyValue {
-  stringValue?: string;
-  intValue?: string | number;
-  boolValue?: boolean;
-  doubleValue?: number;
-}
-interface OtlpAttribute {
-  key: string;
-  value: OtlpAnyValue;
-}
-interface OtlpRequest {
-  resourceSpans: {
-    resource: { attributes: OtlpAttribute[] };
-    scopeSpans: {
-      spans: Omit<ExportedSpan, "service" | "attributes"> & { attributes?: OtlpAttribute[] }[];
-    }[];
-  }[];
-}
-
-const valueOf = (v: OtlpAnyValue) =>
-  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
-const attributesOf = (list: OtlpAttribute[] = []) => Object.fromEntries(list.map((a) => [a.key, valueOf(a.value)]));
-
-/** A local OTLP/HTTP receiver: POST /v1/traces with JSON (what exporter-trace-otlp-http sends). */
-async function startOtlpReceiver(): Promise<{
-  url: string;
-  spans: ExportedSpan[];
-  raw: string[];
-  close(): Promise<void>;
-}> {
-  const spans: ExportedSpan[] = [];
-  const raw: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
-      if (req.method === "POST" && req.url === "/v1/traces") {
-        raw.push(body);
-        const request = JSON.parse(body) as OtlpRequest;
-        for (const resourceSpans of request.resourceSpans) {
-          const service = String(attributesOf(resourceSpans.resource.attributes)["service.name"]);
-          for (const scope of resourceSpans.scopeSpans)
-            for (const span of scope.spans as unknown as (ExportedSpan & { attributes?: OtlpAttribute[] })[])
-              spans.push({
-                service,
-                traceId: span.traceId,
-                spanId: span.spanId,
-                ...(span.parentSpanId ? { parentSpanId: span.parentSpanId } : {}),
-                name: span.name,
-                kind: span.kind,
-                attributes: attributesOf(span.attributes),
-              });
-        }
-      }
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    raw,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function until<T>(probe: () => T | undefined, timeoutMs = 8_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -98,7 +19,7 @@ async function until<T>(probe: () => T | undefined, timeoutMs = 8_000): Promise<
  * phone number or the message text.
  */
 describe("tracing", () => {
-  let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
+  let otlp: OtlpReceiver;
   let stack: TestStack;
   let tenant: string;
   let key: string;

@@ -136,6 +136,7 @@ async function main() {
     queue,
     logger: logger.child({ component: "fanout" }),
     metrics: pipelineMetrics,
+    tracer: tracing.tracer,
   });
   const sender = createHttpsSender({ socketsPerOrigin: config.WEBHOOKS_ENDPOINT_CONCURRENCY });
   const worker = startDeliveryWorker({
@@ -157,6 +158,7 @@ async function main() {
     leaseMs: config.WEBHOOKS_LEASE,
     concurrency: config.WEBHOOKS_CONCURRENCY,
     endpointConcurrency: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
+    tracer: tracing.tracer,
   });
   const sweeper = startSweeper({
     db,
