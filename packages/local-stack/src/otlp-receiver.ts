@@ -47,26 +47,35 @@ export interface OtlpReceiver {
   spans: ExportedSpan[];
   /** Every request body received so far, as sent. */
   raw: string[];
+  /** Spans received so far (counted also when not kept). */
+  spanCount(): number;
   close(): Promise<void>;
 }
 
-/** A local OTLP/HTTP receiver: POST /v1/traces with JSON (what exporter-trace-otlp-http sends). */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/**
+ * A local OTLP/HTTP receiver: POST /v1/traces with JSON (what exporter-trace-otlp-http sends).
+ * With `keep: false` (a benchmark's sink) it only counts the spans and keeps nothing.
+ */
+export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promise<OtlpReceiver> {
+  const keep = options.keep ?? true;
   const spans: ExportedSpan[] = [];
   const raw: string[] = [];
+  let count = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
-      if (req.method === "POST" && req.url === "/v1/traces") {
+      if (req.method === "POST" && req.url === "/v1/traces" && !keep) {
+        count += body.split('"spanId":').length - 1;
+      } else if (req.method === "POST" && req.url === "/v1/traces") {
         raw.push(body);
         const request = JSON.parse(body) as OtlpRequest;
         for (const resourceSpans of request.resourceSpans) {
           const service = String(attributesOf(resourceSpans.resource.attributes)["service.name"]);
           for (const scope of resourceSpans.scopeSpans)
             for (const span of scope.spans as unknown as (ExportedSpan & { attributes?: OtlpAttribute[] })[])
-              spans.push({
+              count = spans.push({
                 service,
                 traceId: span.traceId,
                 spanId: span.spanId,
@@ -85,6 +94,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
     raw,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    spanCount: () => count,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
