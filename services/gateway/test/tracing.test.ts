@@ -1,4 +1,6 @@
+import { testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
+import { connect } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "./stack.js";
 
@@ -15,7 +17,8 @@ async function until<T>(probe: () => T | undefined, timeoutMs = 8_000): Promise<
 /**
  * Traces end to end with every process exporting to a local OTLP/HTTP receiver: the partner's
  * traceparent is continued (or replaced when unsafe) by the gateway, carried over gRPC to notify and
- * around the provider call, and the log lines carry trace_id. No exported attribute holds the
+ * around the provider call, then with the send's outcome event through notify's outbox to its NATS
+ * traceparent header; and the log lines carry trace_id. No exported attribute holds the
  * phone number or the message text.
  */
 describe("tracing", () => {
@@ -87,6 +90,27 @@ describe("tracing", () => {
       attributes: { "notify.provider": "sandbox", "notify.outcome": "sent", "notify.notification_type": "reminder" },
     });
     expect(provider.attributes["notify.notification_id"]).toMatch(/^ntf_/);
+
+    // The outcome's event (notification.sent) went through notify's outbox to the stream with the
+    // send's trace context as its NATS traceparent header.
+    const config = stack.notify.logs.find((l) => l.msg === "configuration")!.config as Record<string, string>;
+    const nc = await connect({ servers: testNatsUrl() });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const subject = `${config.NATS_NAMESPACE}events.${tenant}.notification.sent`;
+      let message;
+      for (let tries = 0; !message; tries++) {
+        message = await jsm.streams
+          .getMessage(`${config.NATS_NAMESPACE}EVENTS`, { last_by_subj: subject })
+          .catch((error: unknown) => {
+            if (tries > 100) throw error;
+            return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50));
+          });
+      }
+      expect(message.header.get("traceparent")).toBe(`00-${traceId}-${notify.spanId}-01`);
+    } finally {
+      await nc.close();
+    }
 
     // The request's log lines carry the trace id, in the gateway and in notify.
     await until(() => stack.gateway.logs.find((l) => l.trace_id === traceId && l.msg === "request"));

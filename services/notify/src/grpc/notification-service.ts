@@ -213,7 +213,7 @@ export function createNotificationService(
     };
     try {
       await deps.store.complete(
-        { tenantId, idempotencyKey: key, owner, notificationId },
+        { tenantId, idempotencyKey: key, owner, notificationId, traceparent },
         outcome,
         deps.provider.name,
         stored,
