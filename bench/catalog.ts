@@ -17,11 +17,18 @@
  * A/B against an earlier build: BENCH_BASELINE_REF=<a commit of main> adds a fourth target, the
  * same gateway -> catalog path as built from that commit (local-stack's release-build.ts), on the same
  * database and key, measured in the same alternation; the summary prints this build's ratio to it.
+ * Tracing's cost when off (OTEL_EXPORTER_OTLP_ENDPOINT unset, the default of every run here) is
+ * this A/B with BENCH_BASELINE_REF set to the commit before tracing came in.
+ *
+ * BENCH_TRACING=1 adds another target: a second gateway -> catalog pair of this build with
+ * OTEL_EXPORTER_OTLP_ENDPOINT pointed at a local OTLP/HTTP sink (every request traced and
+ * exported), in the same alternation; the summary prints its ratio to the untraced path.
  */
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { releaseBuild } from "@platform/local-stack/release-build";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
@@ -36,10 +43,12 @@ const durationSeconds = Number(process.env.BENCH_DURATION ?? 8);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const petCount = Number(process.env.BENCH_PETS ?? 10_000);
 const baselineRef = process.env.BENCH_BASELINE_REF;
+const tracing = process.env.BENCH_TRACING === "1";
 
 async function main() {
   const scratch = await createScratchDatabase("benchcatalog");
   const processes: ServiceProcess[] = [];
+  let sink: OtlpReceiver | undefined;
   try {
     const common = profiled({ DATABASE_URL: scratch.url, METRICS_PORT: "0" });
     const catalog = await startCatalog(entry, common, "catalog");
@@ -105,7 +114,29 @@ async function main() {
     };
     const earlier = baselineRef === undefined ? undefined : await startBaselinePath(baselineRef, scratch.url, key);
     processes.push(...(earlier?.processes ?? []));
-    const targets = [monolithTarget, floorTarget, servicesTarget, ...(earlier ? [earlier.target] : [])];
+    let tracedTarget: Target | undefined;
+    if (tracing) {
+      sink = await startOtlpReceiver({ keep: false });
+      const traced = { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url };
+      const tracedCatalog = await startCatalog(entry, traced, "catalog-traced");
+      processes.push(tracedCatalog);
+      const tracedGateway = await startGateway(entry, traced, "gateway-traced", tracedCatalog);
+      processes.push(tracedGateway);
+      tracedTarget = {
+        label: "microservices, traced (OTLP to a local sink)",
+        url: url(tracedGateway),
+        headers,
+        processes: cpuOf(["gateway", tracedGateway], ["catalog", tracedCatalog]),
+      };
+    }
+    const targets = [
+      monolithTarget,
+      floorTarget,
+      servicesTarget,
+      ...(earlier ? [earlier.target] : []),
+      ...(tracedTarget ? [tracedTarget] : []),
+    ];
+    const tracedIndex = tracedTarget ? targets.length - 1 : undefined;
     const bodies = await Promise.all(
       targets.map((t) => fetch(t.url, { headers: t.headers ?? {} }).then((r) => r.text())),
     );
@@ -157,6 +188,25 @@ async function main() {
           `p99 ${services.p99Ms.toFixed(2)} ms vs ${means[3]!.p99Ms.toFixed(2)} ms`,
       );
     }
+    const traced = tracedIndex !== undefined && {
+      spansExported: sink!.spanCount(),
+      roundRatios: Array.from(
+        { length: rounds },
+        (_, i) => runs[n * i + tracedIndex]!.requestsPerSecond / runs[n * i + 2]!.requestsPerSecond,
+      ),
+      cpuRatios: Array.from(
+        { length: rounds },
+        (_, i) => cpuPerRequest(runs[n * i + 2]!) / cpuPerRequest(runs[n * i + tracedIndex]!),
+      ),
+    };
+    if (traced) {
+      console.log(
+        `traced / untraced path per round: req/s ${traced.roundRatios.map((r) => r.toFixed(3)).join(" ")} ` +
+          `(median ${median(traced.roundRatios).toFixed(3)}); CPU per request untraced/traced ` +
+          `${traced.cpuRatios.map((r) => r.toFixed(3)).join(" ")} (median ${median(traced.cpuRatios).toFixed(3)}); ` +
+          `${traced.spansExported} spans exported`,
+      );
+    }
     await recordResult(repo, "catalog", {
       bench: "catalog",
       connections,
@@ -172,10 +222,12 @@ async function main() {
       roundRatios,
       cpuRatios,
       ...(ab ? { baseline: { ...ab, result: means[3] } } : {}),
+      ...(traced ? { traced: { ...traced, result: means[tracedIndex] } } : {}),
       runs,
     });
   } finally {
     await Promise.all(processes.map((p) => p.stop()));
+    await sink?.close();
     await scratch.drop();
   }
 }

@@ -448,6 +448,50 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
     });
   });
 
+  it("exports spans to tracing.otlpEndpoint with the sampler settings, and sets no OTEL variable without an endpoint", async () => {
+    const otelOf = (objects: K8sObject[], service: string) =>
+      Object.fromEntries(
+        (deploymentOf(objects, service).spec.template.spec.containers[0].env as { name: string; value?: string }[])
+          .filter((e) => e.name.startsWith("OTEL_"))
+          .map((e) => [e.name, e.value]),
+      );
+    for (const service of services) {
+      expect(otelOf(defaults, service), service).toEqual({});
+      expect(otelOf(everything, service), service).toEqual({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector.observability:4318",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+      });
+    }
+    // What the chart sets is what every service's configuration accepts.
+    const { loadConfig } = (await import(join(root, "packages", "service-kit", "dist", "src", "config.js"))) as {
+      loadConfig: (schema: unknown, env: Record<string, string>) => Record<string, unknown>;
+    };
+    const { tracingSettings } = (await import(join(root, "packages", "service-kit", "dist", "src", "tracing.js"))) as {
+      tracingSettings: Record<string, unknown>;
+    };
+    const { z } = await import("zod");
+    expect(
+      loadConfig(z.object(tracingSettings as never), otelOf(everything, "notify") as Record<string, string>),
+    ).toEqual({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector.observability:4318",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: 0.25,
+    });
+    await expect(render(sets("tracing.sampler=sometimes"))).rejects.toThrow("tracing.sampler");
+    await expect(render(sets("tracing.otlpEndpoint=collector:4318"))).rejects.toThrow("tracing.otlpEndpoint");
+    // Without networkPolicy.enabled nothing changes; with it and no endpoint, no collector rule.
+    const policies = await render(
+      sets(
+        "networkPolicy.enabled=true",
+        "networkPolicy.dns.cidrs={10.0.0.10/32}",
+        "networkPolicy.postgres.cidrs={10.0.1.0/24}",
+      ),
+    );
+    for (const p of ofKind(policies, "NetworkPolicy"))
+      expect(JSON.stringify(p.spec.egress ?? []), p.metadata.name).not.toContain("4318");
+  });
+
   it("routes only /v1/ and /api/ through the Ingress, never /readyz, /healthz or /metrics", () => {
     const ingress = ofKind(everything, "Ingress")[0]!;
     expect(ingress.spec.tls).toEqual([{ hosts: ["api.example.com"], secretName: "api-example-com-tls" }]);
@@ -527,6 +571,11 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
       },
       { to: postgres, ports: [{ protocol: "TCP", port: 5432 }] },
     ];
+    // The all-on values set tracing.otlpEndpoint: every service may reach the collector.
+    const collector = {
+      to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } } }],
+      ports: [{ protocol: "TCP", port: 4318 }],
+    };
 
     it("denies all ingress and egress of the release's pods by default", () => {
       expect(policy("rel-platform-default-deny").spec).toEqual({
@@ -558,6 +607,7 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
           to: [{ podSelector: { matchLabels: podsOf(s) } }],
           ports: [{ protocol: "TCP", port: 50051 + i }],
         })),
+        collector,
       ]);
     });
 
@@ -580,16 +630,18 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
     });
 
     it("lets catalog reach DNS and Postgres only, notify also NATS (and WhatsApp over HTTPS), webhooks also NATS and HTTPS to public addresses", () => {
-      expect(policy("rel-platform-catalog").spec.egress).toEqual(basics);
+      expect(policy("rel-platform-catalog").spec.egress).toEqual([...basics, collector]);
       const publicHttps = (ports: unknown[]) => ({ to: publicPeers, ports });
       const publicPeers = policy("rel-platform-webhooks").spec.egress.at(-1).to;
       expect(policy("rel-platform-notify").spec.egress).toEqual([
         ...basics,
+        collector,
         { to: nats, ports: [{ protocol: "TCP", port: 4222 }] },
         publicHttps([{ protocol: "TCP", port: 443 }]),
       ]);
       expect(policy("rel-platform-webhooks").spec.egress).toEqual([
         ...basics,
+        collector,
         { to: nats, ports: [{ protocol: "TCP", port: 4222 }] },
         publicHttps([
           { protocol: "TCP", port: 443 },

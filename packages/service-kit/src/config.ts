@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { tracingSettings } from "./tracing.js";
 
 /** A configuration that failed validation; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -89,6 +90,7 @@ export const processSettings = {
   LOG_LEVEL: env.logLevel(),
   SHUTDOWN_DRAIN_DELAY: env.duration(0),
   SHUTDOWN_GRACE: env.duration(25_000),
+  ...tracingSettings,
 };
 
 /** What every process with its own Postgres schema reads. */

@@ -13,6 +13,14 @@ import { BusEvent } from "@platform/proto/webhooks/v1";
 import { RetentionPolicy, StorageType, type JetStreamManager } from "nats";
 import { ensureStream, nanos } from "./nats.js";
 import type { OutboxEntry } from "./outbox.js";
+import { TRACEPARENT } from "./tracing.js";
+
+/** The `traceparent` header of a bus message (set by the outbox relay), or undefined. */
+export function traceparentOfMessage(message: {
+  headers?: { get(name: string): string } | undefined;
+}): string | undefined {
+  return message.headers?.get(TRACEPARENT) || undefined;
+}
 
 const DAY_MS = 86_400_000;
 
@@ -49,7 +57,7 @@ export interface BusEventRecord {
 }
 
 /** The outbox row that publishes `event` on the bus: its subject, Nats-Msg-Id and BusEvent bytes. */
-export function busEventOutboxEntry(namespace: string, event: BusEventRecord): OutboxEntry {
+export function busEventOutboxEntry(namespace: string, event: BusEventRecord, traceparent?: string): OutboxEntry {
   const payload = BusEvent.encode({
     id: event.id,
     type: event.type,
@@ -57,7 +65,12 @@ export function busEventOutboxEntry(namespace: string, event: BusEventRecord): O
     occurredAt: event.occurredAt.toISOString(),
     dataJson: JSON.stringify(event.object),
   }).finish();
-  return { eventId: event.id, subject: eventSubject(namespace, event.tenantId, event.type), payload };
+  return {
+    eventId: event.id,
+    subject: eventSubject(namespace, event.tenantId, event.type),
+    payload,
+    ...(traceparent ? { traceparent } : {}),
+  };
 }
 
 /** A bus message as the event it carries, or undefined when it can never be one. */

@@ -9,6 +9,7 @@ import {
 } from "@grpc/grpc-js";
 import { isIPv4, isIPv6 } from "node:net";
 import { GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
+import { TRACEPARENT } from "./tracing.js";
 
 /** A unary method of a generated service definition (ts-proto `XServiceService.method`). */
 export interface UnaryMethod<Req, Res> {
@@ -37,6 +38,8 @@ export type ServiceDefinition = Readonly<
 export interface CallOptions {
   /** Sent to the service as the `x-request-id` metadata; the service logs with it. */
   requestId: string;
+  /** The caller's W3C trace context, sent as the `traceparent` metadata; the service's span is its child. */
+  traceparent?: string | undefined;
   /** This call's deadline, in milliseconds from its start, instead of the client's default. */
   timeoutMs?: number;
 }
@@ -155,7 +158,7 @@ export function createClient<D extends ServiceDefinition>(
     if (method.requestStream || method.responseStream) continue;
     const unary = method as unknown as UnaryMethod<unknown, unknown>;
     client[name] = (request: unknown, options: CallOptions) =>
-      startUnaryCall(channel, unary, request, options.requestId, options.timeoutMs ?? defaults.timeoutMs);
+      startUnaryCall(channel, unary, request, options, options.timeoutMs ?? defaults.timeoutMs);
   }
   client.close = ownChannel ? () => channel.close() : () => undefined;
   return client as ServiceClient<D>;
@@ -171,11 +174,12 @@ function startUnaryCall<Req, Res>(
   channel: ChannelInterface,
   method: UnaryMethod<Req, Res>,
   request: Req,
-  requestId: string,
+  options: CallOptions,
   timeoutMs: number,
 ): Promise<Res> {
   const metadata = new Metadata();
-  metadata.set(REQUEST_ID_METADATA, requestId);
+  metadata.set(REQUEST_ID_METADATA, options.requestId);
+  if (options.traceparent) metadata.set(TRACEPARENT, options.traceparent);
   return new Promise<Res>((resolve, reject) => {
     const call = channel.createCall(method.path, Date.now() + timeoutMs, undefined, null, null);
     let response: { value: Res } | undefined;

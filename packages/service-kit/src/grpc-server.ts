@@ -15,6 +15,16 @@ import type { Logger } from "pino";
 import { Counter, Histogram, type Registry } from "prom-client";
 import { DomainError, type ErrorKind } from "./errors.js";
 import { isTransientDatabaseError } from "./postgres.js";
+import {
+  noTracing,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  TRACEPARENT,
+  traceparentOf,
+  type Span,
+  type Tracing,
+} from "./tracing.js";
 
 /** Metadata key that carries the partner-facing request id from the gateway to every service. */
 export const REQUEST_ID_METADATA = "x-request-id";
@@ -32,6 +42,10 @@ export interface CallContext {
   requestId: string;
   logger: Logger;
   metadata: Metadata;
+  /** This call's server span (a child of the caller's `traceparent` metadata; no-op when tracing is off). */
+  span?: Span;
+  /** The traceparent of this call's span, for what the handler passes on (outbox rows, provider spans). */
+  traceparent?: string | undefined;
 }
 
 interface MethodDefinitionLike {
@@ -91,11 +105,17 @@ export interface GrpcInstrumentation {
   handled: Counter<"grpc_service" | "grpc_method" | "grpc_code">;
   handlingSeconds: Histogram<"grpc_service" | "grpc_method" | "grpc_code">;
   inFlight: Set<Promise<unknown>>;
+  tracing: Tracing;
 }
 
-export function createGrpcInstrumentation(logger: Logger, registry: Registry): GrpcInstrumentation {
+export function createGrpcInstrumentation(
+  logger: Logger,
+  registry: Registry,
+  tracing: Tracing = noTracing,
+): GrpcInstrumentation {
   return {
     logger,
+    tracing,
     handled: new Counter({
       name: "grpc_server_handled_total",
       help: "RPCs completed on the server, regardless of success or failure.",
@@ -135,12 +155,30 @@ export function instrumentService<D extends ServiceDefinitionLike>(
     const unary: handleUnaryCall<unknown, unknown> = (call: ServerUnaryCall<unknown, unknown>, callback) => {
       const started = performance.now();
       const requestId = String(call.metadata.get(REQUEST_ID_METADATA)[0] ?? randomUUID());
+      const parent = call.metadata.get(TRACEPARENT)[0];
+      const span = startSpan(
+        instrumentation.tracing.tracer,
+        method.path,
+        typeof parent === "string" ? parent : undefined,
+        {
+          kind: SpanKind.SERVER,
+          attributes: { "rpc.system": "grpc", "rpc.service": serviceName, "rpc.method": methodName },
+        },
+      );
+      const traceparent = traceparentOf(span);
       // The request-scoped logger is made on first use: most calls never log at the configured level.
       let logger: Logger | undefined;
-      const callLogger = () => (logger ??= instrumentation.logger.child({ requestId, grpcMethod: method.path }));
+      const callLogger = () =>
+        (logger ??= instrumentation.logger.child({
+          requestId,
+          grpcMethod: method.path,
+          ...(traceparent ? { trace_id: span.spanContext().traceId } : {}),
+        }));
       const context: CallContext = {
         requestId,
         metadata: call.metadata,
+        span,
+        traceparent,
         get logger() {
           return callLogger();
         },
@@ -159,6 +197,9 @@ export function instrumentService<D extends ServiceDefinitionLike>(
       instrumentation.inFlight.add(work);
       function finish(code: Status) {
         instrumentation.inFlight.delete(work);
+        span.setAttribute("rpc.grpc.status_code", code);
+        if (code !== Status.OK) span.setStatus({ code: SpanStatusCode.ERROR, message: Status[code] });
+        span.end();
         let labels = labelsByCode.get(code);
         if (!labels) {
           labels = { grpc_service: serviceName, grpc_method: methodName, grpc_code: Status[code] };

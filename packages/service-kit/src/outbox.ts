@@ -15,9 +15,10 @@
  * again.
  */
 import type { Knex } from "knex";
-import type { JetStreamClient } from "nats";
+import { headers as natsHeaders, type JetStreamClient } from "nats";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
+import { TRACEPARENT } from "./tracing.js";
 
 export const outboxTable = "outbox";
 
@@ -36,6 +37,22 @@ export async function createOutboxTable(db: Knex): Promise<void> {
 export async function addOutboxPublishedAt(db: Knex): Promise<void> {
   await db.schema.alterTable(outboxTable, (table) => {
     table.timestamp("published_at", { useTz: true }).nullable();
+  });
+}
+
+/**
+ * For a migration: the W3C trace context of the change that wrote a row (nullable: untraced rows
+ * and rows of older releases have none). The relay sends it as the message's `traceparent` header.
+ */
+export async function addOutboxTraceparent(db: Knex): Promise<void> {
+  await db.schema.alterTable(outboxTable, (table) => {
+    table.text("traceparent").nullable();
+  });
+}
+
+export async function dropOutboxTraceparent(db: Knex): Promise<void> {
+  await db.schema.alterTable(outboxTable, (table) => {
+    table.dropColumn("traceparent");
   });
 }
 
@@ -62,6 +79,8 @@ export interface OutboxEntry {
   eventId: string;
   subject: string;
   payload: Uint8Array;
+  /** The trace context of the change (needs addOutboxTraceparent); published as the `traceparent` header. */
+  traceparent?: string | undefined;
 }
 
 /**
@@ -70,7 +89,12 @@ export interface OutboxEntry {
  */
 export async function appendToOutbox(trx: Knex | Knex.Transaction, entry: OutboxEntry): Promise<boolean> {
   const inserted = await trx(outboxTable)
-    .insert({ event_id: entry.eventId, subject: entry.subject, payload: Buffer.from(entry.payload) })
+    .insert({
+      event_id: entry.eventId,
+      subject: entry.subject,
+      payload: Buffer.from(entry.payload),
+      ...(entry.traceparent ? { traceparent: entry.traceparent } : {}),
+    })
     .onConflict("event_id")
     .ignore()
     .returning("seq");
@@ -110,6 +134,8 @@ interface OutboxRow {
   event_id: string;
   subject: string;
   payload: Buffer;
+  /** Present in outboxes with the column (addOutboxTraceparent). */
+  traceparent?: string | null;
 }
 
 /**
@@ -174,15 +200,24 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     return options.db.transaction(async (trx) => {
       const rows = (
         await trx.raw<{ rows: OutboxRow[] }>(
-          `select seq, event_id, subject, payload from ${outboxTable} ${due} order by seq limit ? for update skip locked`,
+          `select * from ${outboxTable} ${due} order by seq limit ? for update skip locked`,
           [...dueBindings, batchSize],
         )
       ).rows;
       if (rows.length === 0) return 0;
       await Promise.all(
-        rows.map((row) =>
-          options.js.publish(row.subject, row.payload, { msgID: row.event_id, timeout: publishTimeoutMs }),
-        ),
+        rows.map((row) => {
+          let headers;
+          if (row.traceparent) {
+            headers = natsHeaders();
+            headers.set(TRACEPARENT, row.traceparent);
+          }
+          return options.js.publish(row.subject, row.payload, {
+            msgID: row.event_id,
+            timeout: publishTimeoutMs,
+            ...(headers ? { headers } : {}),
+          });
+        }),
       );
       const published = trx(outboxTable).whereIn(
         "seq",

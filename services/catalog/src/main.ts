@@ -6,6 +6,7 @@ import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-ki
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
 import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { CATALOG_SCHEMA, loadCatalogConfig } from "./config.js";
 import { createPetRepository } from "./db/pet-repository.js";
@@ -29,7 +30,8 @@ async function main() {
 
   const registry = createMetricsRegistry("catalog", build);
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
-  const instrumentation = createGrpcInstrumentation(logger, registry);
+  const tracing = await startTracing("catalog", config);
+  const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
@@ -67,6 +69,7 @@ async function main() {
       await grpc.shutdown(graceMs);
       await metrics.close();
       await db.destroy();
+      await tracing.shutdown();
     },
   });
 }

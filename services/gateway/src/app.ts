@@ -2,6 +2,7 @@ import Router from "@koa/router";
 import Koa, { type Context, type Middleware } from "koa";
 import type { Logger } from "pino";
 import { Counter, type Registry } from "prom-client";
+import { noTracing, traceIdOf, type Tracing } from "@platform/service-kit/tracing";
 import { apiKeyIdOf } from "./domain/api-key.js";
 import type { CatalogClient } from "./grpc/catalog-client.js";
 import type { NotifyClient } from "./grpc/notify-client.js";
@@ -16,6 +17,7 @@ import { announceDeprecations } from "./http/middleware/deprecation.js";
 import { httpMetrics } from "./http/middleware/http-metrics.js";
 import { rateLimit, rateLimitPolicyHeader, type TokenBuckets } from "./http/middleware/rate-limit.js";
 import { requestId } from "./http/middleware/request-id.js";
+import { traceContext } from "./http/middleware/trace-context.js";
 import { writeProblem, type UncataloguedProblemCode } from "./http/problem.js";
 import { EXACT_ROUTES, routerOf } from "./http/router.js";
 import "./http/state.js";
@@ -39,6 +41,8 @@ export interface GatewayDeps {
   readiness: () => Promise<Readiness>;
   /** Origin prepended to Link and Location headers ("" for path-absolute links). */
   publicBaseUrl: string;
+  /** Spans of every request (no-op when OTEL_EXPORTER_OTLP_ENDPOINT is unset; the default). */
+  tracing?: Tracing;
 }
 
 /** Anything thrown below becomes an ApiError: ours as is, client errors from Koa by status, the rest 500. */
@@ -61,7 +65,10 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, 
   });
   return async (ctx, next) => {
     const started = performance.now();
-    const log = logger.child({ requestId: ctx.state.requestId });
+    const traceId = traceIdOf(ctx.state.traceparent);
+    const log = logger.child(
+      traceId ? { requestId: ctx.state.requestId, trace_id: traceId } : { requestId: ctx.state.requestId },
+    );
     ctx.state.logger = log;
     try {
       await next();
@@ -144,6 +151,7 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   };
 
   app.use(requestId);
+  app.use(traceContext((deps.tracing ?? noTracing).tracer));
   app.use(httpMetrics(deps.registry));
   app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri, deps.registry));
   app.use(operational.routes());

@@ -7,6 +7,7 @@ import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platf
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
@@ -97,6 +98,7 @@ async function main() {
     },
   });
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
+  const tracing = await startTracing("gateway", config);
   const app = createGatewayApp({
     catalog,
     notify,
@@ -109,6 +111,7 @@ async function main() {
     registry,
     readiness,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? "",
+    tracing,
   });
   const server = createServer(app.callback());
   server.on("request", (_req, res: ServerResponse) => {
@@ -160,6 +163,7 @@ async function main() {
       webhooksHealth.close();
       await apiKeys.close();
       await db.destroy();
+      await tracing.shutdown();
     },
   });
 }

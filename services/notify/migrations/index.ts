@@ -5,6 +5,7 @@ import * as createOutbox from "./20261123000000_create_outbox.js";
 import * as createActivation from "./20261123010000_create_activation.js";
 import * as createUsageMonths from "./20261123020000_create_usage_months.js";
 import * as createProjections from "./20261123030000_create_projections.js";
+import * as outboxTraceparent from "./20261124120000_outbox_traceparent.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -14,4 +15,5 @@ export const migrations: Migration[] = [
   createActivation,
   createUsageMonths,
   createProjections,
+  outboxTraceparent,
 ];

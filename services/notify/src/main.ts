@@ -13,6 +13,7 @@ import { knexPoolProbe, pgPoolProbe, registerDatabasePoolMetrics } from "@platfo
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { startTracing } from "@platform/service-kit/tracing";
 import pg from "pg";
 import { migrations } from "../migrations/index.js";
 import { createSandboxChannel } from "./channel/sandbox-channel.js";
@@ -118,7 +119,8 @@ async function main() {
     logger: logger.child({ component: "projector" }),
     metrics: createProjectorMetrics(registry, { js, namespace: config.NATS_NAMESPACE }),
   });
-  const instrumentation = createGrpcInstrumentation(logger, registry);
+  const tracing = await startTracing("notify", config);
+  const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const provider = channelProvider(config);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
@@ -179,6 +181,7 @@ async function main() {
             leaseMs: config.NOTIFICATION_LEASE,
             ttlMs: config.IDEMPOTENCY_TTL,
             testingAllowance: TESTING_ALLOWANCE_PER_MONTH,
+            tracer: tracing.tracer,
           }),
           instrumentation,
         ),
@@ -221,6 +224,7 @@ async function main() {
       await metrics.close();
       await sendPool.end();
       await db.destroy();
+      await tracing.shutdown();
     },
   });
 }

@@ -14,6 +14,7 @@ import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-ki
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
 import { withBatchedAttempts } from "./db/attempt-batcher.js";
@@ -94,7 +95,8 @@ async function main() {
       onRefusal: (refusal) => pipelineMetrics.targetRefusals.inc({ address_class: refusal, path }),
     });
 
-  const instrumentation = createGrpcInstrumentation(logger, registry);
+  const tracing = await startTracing("webhooks", config);
+  const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
@@ -140,6 +142,7 @@ async function main() {
     queue,
     logger: logger.child({ component: "fanout" }),
     metrics: pipelineMetrics,
+    tracer: tracing.tracer,
   });
   const sender = createHttpsSender({ socketsPerOrigin: config.WEBHOOKS_ENDPOINT_CONCURRENCY });
   const worker = startDeliveryWorker({
@@ -161,6 +164,7 @@ async function main() {
     leaseMs: config.WEBHOOKS_LEASE,
     concurrency: config.WEBHOOKS_CONCURRENCY,
     endpointConcurrency: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
+    tracer: tracing.tracer,
   });
   const sweeper = startSweeper({
     db,
@@ -211,6 +215,7 @@ async function main() {
       await metrics.close();
       sender.close();
       await db.destroy();
+      await tracing.shutdown();
     },
   });
 }

@@ -111,6 +111,16 @@ app.kubernetes.io/component: {{ .service }}-migrate
 {{- $v := index .root.Values .service }}
 - name: LOG_LEVEL
   value: {{ .root.Values.logLevel | quote }}
+{{- with .root.Values.tracing }}
+{{- if .otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .otlpEndpoint | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .samplerArg | quote }}
+{{- end }}
+{{- end }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:

@@ -108,7 +108,7 @@ export function problemCodesOf(route: TenantRoute): ProblemCode[] {
   ];
 }
 
-export const requestIdOf = (ctx: Context) => ({ requestId: ctx.state.requestId });
+export const requestIdOf = (ctx: Context) => ({ requestId: ctx.state.requestId, traceparent: ctx.state.traceparent });
 
 /** The checked Idempotency-Key of a tenant mutation (the router refuses a mutation without one). */
 export function idempotencyKeyOf(ctx: Context): string {

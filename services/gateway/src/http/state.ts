@@ -9,6 +9,8 @@ import type { ApiKeyRecord } from "../domain/api-key.js";
  */
 export interface GatewayState {
   requestId: string;
+  /** The W3C trace context of this request's span (trace-context), for the gRPC calls; absent when untraced. */
+  traceparent: string | undefined;
   logger: Logger;
   /** Present behind authenticate (every /v1 and /api route). */
   apiKey: ApiKeyRecord;

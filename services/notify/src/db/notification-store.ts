@@ -77,7 +77,14 @@ export interface NotificationStore {
   record(send: NewSend): Promise<RecordResult>;
   findClaim(tenantId: string, idempotencyKey: string): Promise<ExistingClaim | undefined>;
   complete(
-    send: { tenantId: string; idempotencyKey: string; owner: string; notificationId: string },
+    send: {
+      tenantId: string;
+      idempotencyKey: string;
+      owner: string;
+      notificationId: string;
+      /** The send's trace context: stored on the outcome event's outbox row (the NATS traceparent header). */
+      traceparent?: string | undefined;
+    },
     outcome: ChannelOutcome,
     provider: string,
     result: StoredSend,
@@ -146,8 +153,8 @@ const outcomeSql = statement(
              where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
              returning 1
            ), announced as (
-             insert into outbox (event_id, subject, payload)
-             select ?, ?, ?::bytea from command where ?::boolean
+             insert into outbox (event_id, subject, payload, traceparent)
+             select ?, ?, ?::bytea, ? from command where ?::boolean
              on conflict (event_id) do nothing
              returning 1
            )
@@ -307,6 +314,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           entry?.eventId ?? "",
           entry?.subject ?? "",
           entry ? Buffer.from(entry.payload) : Buffer.alloc(0),
+          send.traceparent ?? null,
           entry !== undefined,
         ]);
       });

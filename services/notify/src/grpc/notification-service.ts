@@ -31,6 +31,7 @@ import { decideRepeat } from "../domain/notification-repeat.js";
 import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
 import { decodeSeqCursor, resolvePageLimit, toSeqPage } from "../domain/seq-page.js";
 import type { NotificationMetrics } from "./notification-metrics.js";
+import { noTracing, SpanKind, SpanStatusCode, startSpan, type Tracer } from "@platform/service-kit/tracing";
 
 const SEND_OPERATION = "notify.v1.NotificationService/SendNotification";
 
@@ -43,6 +44,8 @@ export interface NotificationServiceDeps {
   /** How long a key is remembered. */
   ttlMs: number;
   testingAllowance: number;
+  /** Spans around the provider call (no-op by default and when tracing is off). */
+  tracer?: Tracer;
 }
 
 function requireTenantId(id: string): string {
@@ -126,6 +129,7 @@ export function createNotificationService(
     fingerprint: string,
     requestId: string,
     logger: Logger,
+    traceparent: string | undefined,
   ): Promise<SendNotificationResponse | "claimed"> {
     const owner = randomUUID();
     const notificationId = newNotificationId();
@@ -159,13 +163,34 @@ export function createNotificationService(
     if (!recorded.recorded) return "claimed";
 
     const started = performance.now();
-    const outcome: ChannelOutcome = await deps.provider.send({
-      notificationId,
-      recipient: notification.recipient,
-      type: notification.type,
-      parameters: renderParameters(notification),
-      text,
+    // One client span around the provider call: ids, type, provider and outcome only (never the
+    // recipient, the parameters or the text).
+    const span = startSpan(deps.tracer ?? noTracing.tracer, "notify.provider.send", traceparent, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        "notify.notification_id": notificationId,
+        "notify.notification_type": notification.type,
+        "notify.provider": deps.provider.name,
+      },
     });
+    let outcome: ChannelOutcome;
+    try {
+      outcome = await deps.provider.send({
+        notificationId,
+        recipient: notification.recipient,
+        type: notification.type,
+        parameters: renderParameters(notification),
+        text,
+      });
+      span.setAttribute("notify.outcome", outcome.kind);
+      if (outcome.kind === "failed") span.setAttribute("notify.error_code", outcome.code);
+      if (outcome.kind !== "sent") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.kind });
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
+      throw error;
+    } finally {
+      span.end();
+    }
     const providerMs = performance.now() - started;
     deps.metrics.providerSeconds.observe({ provider: deps.provider.name, outcome: outcome.kind }, providerMs / 1000);
     deps.metrics.notifications.inc({ type: notification.type, outcome: outcome.kind });
@@ -188,7 +213,7 @@ export function createNotificationService(
     };
     try {
       await deps.store.complete(
-        { tenantId, idempotencyKey: key, owner, notificationId },
+        { tenantId, idempotencyKey: key, owner, notificationId, traceparent },
         outcome,
         deps.provider.name,
         stored,
@@ -206,14 +231,14 @@ export function createNotificationService(
   }
 
   return {
-    async sendNotification(request, { requestId, logger }) {
+    async sendNotification(request, { requestId, logger, traceparent }) {
       const tenantId = requireTenantId(request.tenantId);
       const notification = validateNotification(inputFrom(request));
       const key = request.idempotencyKey;
       const fingerprint = fingerprintOf(SEND_OPERATION, canonicalNotification(notification));
       // A released key (the first attempt was refused) is claimed afresh; bounded, never a spin.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const sent = await dispatch(tenantId, key, notification, fingerprint, requestId, logger);
+        const sent = await dispatch(tenantId, key, notification, fingerprint, requestId, logger, traceparent);
         if (sent !== "claimed") return sent;
         const repeat = await answerRepeat(tenantId, key, fingerprint, logger);
         if (repeat !== "released") return repeat;

@@ -24,6 +24,8 @@ export interface ClaimedDelivery {
   endpointId: string;
   payload: string;
   generation: number;
+  /** The trace context of the fan-out that made the delivery (null when untraced). */
+  traceparent: string | null;
   /** Milliseconds until next_attempt_at (negative or zero: due). */
   dueInMs: number;
   url: string;
@@ -50,6 +52,7 @@ export interface ClaimRow {
   endpoint_id: string;
   payload: string;
   generation: number;
+  traceparent: string | null;
   due_in_ms: string | number | null;
   url: string;
   paused: boolean;
@@ -102,7 +105,7 @@ export interface AttemptStore {
 }
 
 /** The columns a claim returns (`d` the delivery, `e` its endpoint), as ClaimRow. */
-export const claimReturning = `d.id, d.event_id, d.endpoint_id, d.payload, d.generation,
+export const claimReturning = `d.id, d.event_id, d.endpoint_id, d.payload, d.generation, d.traceparent,
        extract(epoch from (d.next_attempt_at - now())) * 1000 as due_in_ms,
        e.url, e.paused, e.deleted_at is not null as deleted,
        e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now`;
@@ -114,6 +117,7 @@ export function claimedDeliveryOf(row: ClaimRow): ClaimedDelivery {
     endpointId: row.endpoint_id,
     payload: row.payload,
     generation: row.generation,
+    traceparent: row.traceparent ?? null,
     dueInMs: row.due_in_ms === null ? 0 : Number(row.due_in_ms),
     url: row.url,
     paused: row.paused,

@@ -31,7 +31,7 @@ export interface RecordedEvent {
 export function recordEvent(
   db: Knex,
   event: PlatformEvent,
-  { livemode }: { livemode: boolean },
+  { livemode, traceparent }: { livemode: boolean; traceparent?: string | undefined },
 ): Promise<RecordedEvent> {
   return db.transaction(async (trx) => {
     const inserted = await trx("events")
@@ -73,6 +73,8 @@ export function recordEvent(
           attempts_total: 0,
           next_attempt_at: state.nextAttemptAt,
           generation: 1,
+          // The fan-out's trace context: every attempt of this delivery is a span in the event's trace.
+          ...(traceparent ? { traceparent } : {}),
           created_at: now,
           updated_at: now,
         };

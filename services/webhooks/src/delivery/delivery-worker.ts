@@ -12,6 +12,7 @@
  * of crowding every fetch.
  */
 import type { Logger } from "@platform/service-kit/logger";
+import { noTracing, SpanKind, SpanStatusCode, startSpan, type Tracer } from "@platform/service-kit/tracing";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
 import type { AttemptStore, ClaimedDelivery } from "../db/attempt-store.js";
 import { classifyAttempt, type AttemptOutcome, type AttemptResult } from "../domain/attempt-outcome.js";
@@ -47,6 +48,8 @@ export interface DeliveryWorkerOptions {
   endpointConcurrency: number;
   /** How long jobs are awaited per pull request (at least 1 s). */
   fetchExpiresMs?: number;
+  /** One span per attempt, the child of the delivery's fan-out span (no-op by default). */
+  tracer?: Tracer;
 }
 
 export interface DeliveryWorker {
@@ -80,6 +83,7 @@ function secretsOf(delivery: ClaimedDelivery, ring: SecretKeyRing): EndpointSecr
 
 export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { logger, metrics } = options;
+  const tracer = options.tracer ?? noTracing.tracer;
   const { leaseMs } = options;
   // Several heartbeats per ack wait, so one late timer never lets a live job's ack wait expire.
   const heartbeatEveryMs = Math.max(250, Math.min(heartbeatMs, Math.floor(leaseMs / 4)));
@@ -209,21 +213,47 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       return;
     }
     const attemptedAt = new Date();
-    const response = await send(delivery, secrets, msg, ids);
-    const outcome: AttemptOutcome = classifyAttempt(response.result);
-    const recorded = await options.store.recordAttempt(
-      delivery.id,
-      {
-        attemptedAt,
-        durationMs: response.durationMs,
-        succeeded: outcome.ok,
-        statusCode: outcome.statusCode,
-        error: outcome.ok ? null : outcome.reason,
-        responseBody: response.responseBody,
-        responseBodyTruncated: response.truncated,
+    // One span per attempt: ids, attempt number, status code and outcome; never the URL, the
+    // payload, the secret or the signature.
+    const span = startSpan(tracer, "webhooks.delivery.attempt", delivery.traceparent ?? undefined, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        "webhooks.event_id": delivery.eventId,
+        "webhooks.delivery_id": delivery.id,
+        "webhooks.endpoint_id": delivery.endpointId,
       },
-      options.retryDelaysMs,
-    );
+    });
+    let response: DeliveryResponse;
+    try {
+      response = await send(delivery, secrets, msg, ids);
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
+      span.end();
+      throw error;
+    }
+    const outcome: AttemptOutcome = classifyAttempt(response.result);
+    span.setAttribute("webhooks.outcome", outcome.ok ? "succeeded" : outcome.reason);
+    if (outcome.statusCode !== null) span.setAttribute("http.response.status_code", outcome.statusCode);
+    if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason });
+    const recorded = await options.store
+      .recordAttempt(
+        delivery.id,
+        {
+          attemptedAt,
+          durationMs: response.durationMs,
+          succeeded: outcome.ok,
+          statusCode: outcome.statusCode,
+          error: outcome.ok ? null : outcome.reason,
+          responseBody: response.responseBody,
+          responseBodyTruncated: response.truncated,
+        },
+        options.retryDelaysMs,
+      )
+      .then((result) => {
+        span.setAttribute("webhooks.attempt", result.number);
+        return result;
+      })
+      .finally(() => span.end());
     const label = outcome.ok ? "succeeded" : outcome.reason;
     metrics.attempts.inc({ outcome: label });
     metrics.attemptSeconds.observe(response.durationMs / 1000);
@@ -237,6 +267,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     logger.info(
       {
         ...ids,
+        ...(delivery.traceparent ? { trace_id: delivery.traceparent.slice(3, 35) } : {}),
         attempt: recorded.number,
         outcome: label,
         statusCode: outcome.statusCode,

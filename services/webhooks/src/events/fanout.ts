@@ -13,7 +13,16 @@
  */
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import type { Logger } from "@platform/service-kit/logger";
+import { traceparentOfMessage } from "@platform/service-kit/event-bus";
 import { consumeFromOutbox } from "@platform/service-kit/outbox";
+import {
+  noTracing,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  traceparentOf,
+  type Tracer,
+} from "@platform/service-kit/tracing";
 import type { Knex } from "@platform/service-kit/postgres";
 import { startPullLoop } from "@platform/service-kit/nats";
 import type { JetStreamClient, JsMsg } from "nats";
@@ -43,10 +52,10 @@ export async function fanOutEvent(
   db: Knex,
   queue: DeliveryQueue,
   event: PlatformEvent,
-  options: { livemode?: boolean } = {},
+  options: { livemode?: boolean; traceparent?: string | undefined } = {},
 ): Promise<FanOutResult> {
   const livemode = options.livemode ?? true;
-  const { newEvent, deliveries } = await recordEvent(db, event, { livemode });
+  const { newEvent, deliveries } = await recordEvent(db, event, { livemode, traceparent: options.traceparent });
   const jobs = await firstJobsOfEvent(db, event.id);
   await queue.enqueue(jobs);
   return { newEvent, deliveries, jobs };
@@ -114,7 +123,10 @@ export function startFanout(options: {
   /** Events fetched, and handled concurrently, at a time. */
   batchSize?: number;
   fetchExpiresMs?: number;
+  /** One consumer span per event, the child of its message's `traceparent` header. */
+  tracer?: Tracer;
 }): Fanout {
+  const tracer = options.tracer ?? noTracing.tracer;
   const { logger } = options;
 
   async function handle(msg: JsMsg): Promise<void> {
@@ -139,8 +151,13 @@ export function startFanout(options: {
       return;
     }
     const { event } = message;
+    const span = startSpan(tracer, "webhooks.fanout", traceparentOfMessage(msg), {
+      kind: SpanKind.CONSUMER,
+      attributes: { "webhooks.event_id": event.id, "webhooks.event_type": event.type },
+    });
     try {
-      const result = await fanOutEvent(options.db, options.queue, event);
+      const result = await fanOutEvent(options.db, options.queue, event, { traceparent: traceparentOf(span) });
+      span.setAttribute("webhooks.deliveries_created", result.deliveries);
       if (result.newEvent) options.metrics.eventsFannedOut.inc();
       logger.debug(
         { eventId: event.id, type: event.type, tenant: event.tenant, ...result, jobs: result.jobs.length },
@@ -149,7 +166,10 @@ export function startFanout(options: {
       msg.ack();
     } catch (error) {
       logger.warn({ err: error, eventId: event.id }, "fan-out failed; the event comes back");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
       msg.nak(retryDelayMs);
+    } finally {
+      span.end();
     }
   }
 

@@ -22,9 +22,9 @@ export function createEventService(deps: {
 }): UnaryHandlers<EventServiceService> {
   const now = deps.now ?? (() => new Date());
   return {
-    async publishEvent(request) {
+    async publishEvent(request, { traceparent }) {
       const event = validatePublishedEvent(request, { now: now(), newId: newEventId });
-      const entry = busEventOutboxEntry(deps.namespace, { ...event, tenantId: event.tenant });
+      const entry = busEventOutboxEntry(deps.namespace, { ...event, tenantId: event.tenant }, traceparent);
       const appended = await appendNewEventToOutbox(deps.db, event.id, entry);
       if (appended) deps.kickRelay();
       return { eventId: event.id, duplicate: !appended };

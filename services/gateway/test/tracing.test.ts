@@ -1,0 +1,148 @@
+import { testNatsUrl } from "@platform/local-stack/nats-namespace";
+import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
+import { connect } from "nats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestStack, type TestStack } from "./stack.js";
+
+async function until<T>(probe: () => T | undefined, timeoutMs = 8_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Traces end to end with every process exporting to a local OTLP/HTTP receiver: the partner's
+ * traceparent is continued (or replaced when unsafe) by the gateway, carried over gRPC to notify and
+ * around the provider call, then with the send's outcome event through notify's outbox to its NATS
+ * traceparent header; and the log lines carry trace_id. No exported attribute holds the
+ * phone number or the message text.
+ */
+describe("tracing", () => {
+  let otlp: OtlpReceiver;
+  let stack: TestStack;
+  let tenant: string;
+  let key: string;
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    const tracingEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url };
+    stack = await startTestStack(tracingEnv, tracingEnv, tracingEnv);
+    tenant = (await stack.admin("tenant", "create", "--name", "Traced")).id as string;
+    await stack.admin("tenant", "activate", "--id", tenant);
+    key = (await stack.admin("key", "create", "--scopes", "notification:send", "--tenants", tenant)).key as string;
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await otlp?.close();
+  });
+
+  const phone = "+447700912345";
+  const send = (traceparent: string) =>
+    fetch(`${stack.url}/api/v1/tenants/${tenant}/notifications`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "idempotency-key": `trace-${Date.now()}-${Math.random()}`,
+        traceparent,
+      },
+      body: JSON.stringify({
+        to: phone,
+        type: "reminder",
+        clientName: "Tracey Secretname",
+        businessName: "Paws and Co",
+        serviceName: "grooming",
+        when: "Mon 3 May 10:00",
+        actor: { actorReference: "crm-user-7", delegationReference: null },
+      }),
+    });
+
+  it("continues a partner's traceparent: gateway span -> notify span -> provider span, one trace id", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const partnerSpanId = "00f067aa0ba902b7";
+    const res = await send(`00-${traceId}-${partnerSpanId}-01`);
+    expect(res.status).toBe(200);
+    const inTrace = () => otlp.spans.filter((s) => s.traceId === traceId);
+    const provider = await until(() => inTrace().find((s) => s.name === "notify.provider.send"));
+    const gateway = await until(() => inTrace().find((s) => s.service === "gateway"));
+    const notify = inTrace().find((s) => s.service === "notify" && s.name.endsWith("/SendNotification"))!;
+    expect(gateway).toMatchObject({
+      name: "POST /api/v1/tenants/:tenantId/notifications",
+      parentSpanId: partnerSpanId,
+      kind: 2, // SERVER
+      attributes: { "http.request.method": "POST", "http.response.status_code": 200 },
+    });
+    expect(notify).toMatchObject({
+      name: "/notify.v1.NotificationService/SendNotification",
+      parentSpanId: gateway.spanId,
+      kind: 2,
+      attributes: { "rpc.system": "grpc", "rpc.grpc.status_code": 0 },
+    });
+    expect(provider).toMatchObject({
+      service: "notify",
+      parentSpanId: notify.spanId,
+      kind: 3, // CLIENT
+      attributes: { "notify.provider": "sandbox", "notify.outcome": "sent", "notify.notification_type": "reminder" },
+    });
+    expect(provider.attributes["notify.notification_id"]).toMatch(/^ntf_/);
+
+    // The outcome's event (notification.sent) went through notify's outbox to the stream with the
+    // send's trace context as its NATS traceparent header.
+    const config = stack.notify.logs.find((l) => l.msg === "configuration")!.config as Record<string, string>;
+    const nc = await connect({ servers: testNatsUrl() });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const subject = `${config.NATS_NAMESPACE}events.${tenant}.notification.sent`;
+      let message;
+      for (let tries = 0; !message; tries++) {
+        message = await jsm.streams
+          .getMessage(`${config.NATS_NAMESPACE}EVENTS`, { last_by_subj: subject })
+          .catch((error: unknown) => {
+            if (tries > 100) throw error;
+            return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50));
+          });
+      }
+      expect(message.header.get("traceparent")).toBe(`00-${traceId}-${notify.spanId}-01`);
+    } finally {
+      await nc.close();
+    }
+
+    // The request's log lines carry the trace id, in the gateway and in notify.
+    await until(() => stack.gateway.logs.find((l) => l.trace_id === traceId && l.msg === "request"));
+    expect(stack.notify.logs.some((l) => l.trace_id === traceId && l.msg === "notification dispatched")).toBe(true);
+
+    // Nothing exported holds the phone number, the customer's name or the message text.
+    const everything = otlp.raw.join("\n");
+    expect(everything).not.toContain(phone);
+    expect(everything).not.toContain(phone.slice(1));
+    expect(everything).not.toContain("Secretname");
+    expect(everything).not.toContain("grooming");
+    expect(everything).not.toContain(key);
+  });
+
+  it.each([
+    ["all-zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01"],
+    ["all-zero span id", "00-4bf92f3577b34da6a3ce929d0e0e4737-0000000000000000-01"],
+    ["bad syntax", "00-4BF92F3577B34DA6A3CE929D0E0E4737-00f067aa0ba902b7-01"],
+    ["version ff", "ff-4bf92f3577b34da6a3ce929d0e0e4738-00f067aa0ba902b7-01"],
+  ])("replaces an unsafe traceparent (%s) with a new trace started at the gateway", async (_label, header) => {
+    const before = otlp.spans.length;
+    const res = await send(header);
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get("x-request-id")!;
+    const line = await until(() => stack.gateway.logs.find((l) => l.requestId === requestId && l.msg === "request"));
+    const traceId = line.trace_id as string;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(header).not.toContain(traceId);
+    const gateway = await until(() =>
+      otlp.spans.slice(before).find((s) => s.traceId === traceId && s.service === "gateway"),
+    );
+    expect(gateway.parentSpanId).toBeUndefined();
+    await until(() => otlp.spans.find((s) => s.traceId === traceId && s.name === "notify.provider.send"));
+  });
+});

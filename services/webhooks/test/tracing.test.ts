@@ -1,0 +1,135 @@
+import {
+  createTestCertificates,
+  eventually,
+  startReceiver,
+  type TestCertificates,
+  type TestReceiver,
+} from "@platform/local-stack/https-receiver";
+import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
+import { EventServiceService } from "@platform/proto/webhooks/v1";
+import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sampleSnapshot } from "./sample-snapshot.js";
+import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
+
+/**
+ * One event's trace through the real webhooks process, exporting to a local OTLP/HTTP receiver:
+ * the caller's traceparent on the EventService call -> the call's server span -> (outbox row,
+ * NATS header) the fan-out's consumer span -> one span per delivery attempt, each with its event,
+ * delivery and endpoint ids and outcome, and never the signing secret, the URL or the payload.
+ */
+describe("tracing: an event through fan-out to its delivery attempts", () => {
+  let otlp: OtlpReceiver;
+  let certs: TestCertificates;
+  let hooks: TestReceiver;
+  let service: WebhooksUnderTest;
+  let events: ServiceClient<typeof EventServiceService>;
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+    certs = await createTestCertificates();
+    // The first attempt fails (503), the retry a second later succeeds: two attempt spans.
+    hooks = await startReceiver(certs, (_request, index) =>
+      index === 0 ? { status: 503, body: "busy" } : { status: 200, body: "ok" },
+    );
+    service = await startWebhooks({
+      name: "whtrace",
+      caPath: certs.caPath,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+    });
+    events = createClient(EventServiceService, `127.0.0.1:${service.process.listening.grpcPort as number}`, {
+      timeoutMs: 5_000,
+    });
+  });
+
+  afterAll(async () => {
+    events?.close();
+    await service?.stop();
+    await hooks?.close();
+    await certs?.remove();
+    await otlp?.close();
+  });
+
+  it("is one trace: call -> fan-out -> every attempt, parents linked, ids and outcomes, no secret", async () => {
+    const tenantId = "acme";
+    const endpoint = await service.seedEndpoint({
+      tenantId,
+      url: hooks.url,
+      eventTypes: ["booking.created"],
+    });
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const callerSpanId = "b7ad6b7169203331";
+    const published = await events.publishEvent(
+      {
+        tenantId,
+        type: "booking.created",
+        eventId: "",
+        occurredAt: "",
+        dataJson: sampleSnapshot("booking.created"),
+      },
+      { requestId: "req_tracing", traceparent: `00-${traceId}-${callerSpanId}-01` },
+    );
+    const inTrace = () => otlp.spans.filter((s) => s.traceId === traceId);
+    const attempts = await eventually("two attempt spans", () => {
+      const found = inTrace().filter((s) => s.name === "webhooks.delivery.attempt");
+      return found.length === 2 ? found : undefined;
+    });
+    const call = inTrace().find((s) => s.name === "/webhooks.v1.EventService/PublishEvent")!;
+    const fanout = inTrace().find((s) => s.name === "webhooks.fanout")!;
+    expect(call).toMatchObject({ service: "webhooks", parentSpanId: callerSpanId, kind: 2 });
+    expect(fanout).toMatchObject({
+      parentSpanId: call.spanId,
+      kind: 5, // CONSUMER
+      attributes: {
+        "webhooks.event_id": published.eventId,
+        "webhooks.event_type": "booking.created",
+        "webhooks.deliveries_created": 1,
+      },
+    });
+    const [deliveryId] = (await service
+      .db("deliveries")
+      .where({ event_id: published.eventId })
+      .pluck("id")) as string[];
+    const byAttempt = attempts.sort(
+      (a, b) => (a.attributes["webhooks.attempt"] as number) - (b.attributes["webhooks.attempt"] as number),
+    );
+    const common = {
+      "webhooks.event_id": published.eventId,
+      "webhooks.delivery_id": deliveryId,
+      "webhooks.endpoint_id": endpoint.id,
+    };
+    expect(byAttempt.map((s) => ({ parent: s.parentSpanId, kind: s.kind, attributes: s.attributes }))).toEqual([
+      {
+        parent: fanout.spanId,
+        kind: 3,
+        attributes: {
+          ...common,
+          "webhooks.attempt": 1,
+          "webhooks.outcome": "non_2xx_status",
+          "http.response.status_code": 503,
+        },
+      },
+      {
+        parent: fanout.spanId,
+        kind: 3,
+        attributes: {
+          ...common,
+          "webhooks.attempt": 2,
+          "webhooks.outcome": "succeeded",
+          "http.response.status_code": 200,
+        },
+      },
+    ]);
+    // The attempt's log line carries the trace id.
+    expect(
+      service.process.logs.some(
+        (l) => l.msg === "delivery attempt" && l.trace_id === traceId && l.deliveryId === deliveryId,
+      ),
+    ).toBe(true);
+    // Nothing exported holds the signing secret, the receiver's URL or the delivered body.
+    const everything = otlp.raw.join("\n");
+    expect(everything).not.toContain(endpoint.secret);
+    expect(everything).not.toContain(hooks.url);
+    expect(everything).not.toContain(hooks.requests[0]!.body.toString("utf8").slice(0, 40));
+  });
+});
