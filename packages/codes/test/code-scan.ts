@@ -62,6 +62,9 @@ export interface CodeLiteral {
   code: string;
 }
 
+/** OpenTelemetry's own attribute names that share a code's shape (the resource's `service.name`). */
+const openTelemetryAttributes: ReadonlySet<string> = new Set(["service.name"]);
+
 const literal = /(["'`])([a-z][a-z0-9]*)\.([a-z][a-z0-9_]*)\1/g;
 
 /** The code-shaped literals of one source text (event type names excluded unless also catalogued). */
@@ -71,7 +74,7 @@ export function codeLiteralsIn(file: string, text: string, eventTypes: ReadonlyS
     const [, , area, rest] = match as unknown as [string, string, string, string];
     if (!codeAreas.has(area)) continue;
     const code = `${area}.${rest}`;
-    if (eventTypes.has(code)) continue;
+    if (eventTypes.has(code) || openTelemetryAttributes.has(code)) continue;
     const line = text.slice(0, match.index).split("\n").length;
     found.push({ file, line, code });
   }

@@ -87,9 +87,13 @@ describe("tracing", () => {
       service: "notify",
       parentSpanId: notify.spanId,
       kind: 3, // CLIENT
-      attributes: { "notify.provider": "sandbox", "notify.outcome": "sent", "notify.notification_type": "reminder" },
+      attributes: {
+        "notify.provider.name": "sandbox",
+        "notify.send.outcome": "sent",
+        "notify.notification.type": "reminder",
+      },
     });
-    expect(provider.attributes["notify.notification_id"]).toMatch(/^ntf_/);
+    expect(provider.attributes["notify.notification.id"]).toMatch(/^ntf_/);
 
     // The outcome's event (notification.sent) went through notify's outbox to the stream with the
     // send's trace context as its NATS traceparent header.

@@ -168,9 +168,9 @@ export function createNotificationService(
     const span = startSpan(deps.tracer ?? noTracing.tracer, "notify.provider.send", traceparent, {
       kind: SpanKind.CLIENT,
       attributes: {
-        "notify.notification_id": notificationId,
-        "notify.notification_type": notification.type,
-        "notify.provider": deps.provider.name,
+        "notify.notification.id": notificationId,
+        "notify.notification.type": notification.type,
+        "notify.provider.name": deps.provider.name,
       },
     });
     let outcome: ChannelOutcome;
@@ -182,8 +182,8 @@ export function createNotificationService(
         parameters: renderParameters(notification),
         text,
       });
-      span.setAttribute("notify.outcome", outcome.kind);
-      if (outcome.kind === "failed") span.setAttribute("notify.error_code", outcome.code);
+      span.setAttribute("notify.send.outcome", outcome.kind);
+      if (outcome.kind === "failed") span.setAttribute("notify.send.error_code", outcome.code);
       if (outcome.kind !== "sent") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.kind });
     } catch (error) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
