@@ -38,12 +38,18 @@ export const tracingSettings = {
     ])
     .default("parentbased_always_on"),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  /** The resource's `service.name` instead of the service's own name. */
+  OTEL_SERVICE_NAME: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
 };
 
 export interface TracingConfig {
   OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
   OTEL_TRACES_SAMPLER: z.infer<typeof tracingSettings.OTEL_TRACES_SAMPLER>;
   OTEL_TRACES_SAMPLER_ARG: number;
+  OTEL_SERVICE_NAME?: string | undefined;
 }
 
 export interface Tracing {
@@ -86,7 +92,7 @@ export async function startTracing(service: string, config: TracingConfig): Prom
   }[config.OTEL_TRACES_SAMPLER];
   const endpoint = config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "");
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ "service.name": process.env.OTEL_SERVICE_NAME || service }),
+    resource: resourceFromAttributes({ "service.name": config.OTEL_SERVICE_NAME ?? service }),
     sampler,
     spanProcessors: [
       new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint}/v1/traces` }), { scheduledDelayMillis: 500 }),

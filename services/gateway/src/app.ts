@@ -2,7 +2,7 @@ import Router from "@koa/router";
 import Koa, { type Context, type Middleware } from "koa";
 import type { Logger } from "pino";
 import { Counter, type Registry } from "prom-client";
-import { noTracing, traceIdOf, type Tracing } from "@platform/service-kit/tracing";
+import { noTracing, type Tracing } from "@platform/service-kit/tracing";
 import { apiKeyIdOf } from "./domain/api-key.js";
 import type { CatalogClient } from "./grpc/catalog-client.js";
 import type { NotifyClient } from "./grpc/notify-client.js";
@@ -65,7 +65,7 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, 
   });
   return async (ctx, next) => {
     const started = performance.now();
-    const traceId = traceIdOf(ctx.state.traceparent);
+    const { traceId } = ctx.state;
     const log = logger.child(
       traceId ? { requestId: ctx.state.requestId, trace_id: traceId } : { requestId: ctx.state.requestId },
     );

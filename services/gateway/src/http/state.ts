@@ -11,6 +11,8 @@ export interface GatewayState {
   requestId: string;
   /** The W3C trace context of this request's span (trace-context), for the gRPC calls; absent when untraced. */
   traceparent: string | undefined;
+  /** That span's trace id, for the log lines (`trace_id`); absent when untraced. */
+  traceId: string | undefined;
   logger: Logger;
   /** Present behind authenticate (every /v1 and /api route). */
   apiKey: ApiKeyRecord;

@@ -31,7 +31,7 @@ import { decideRepeat } from "../domain/notification-repeat.js";
 import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
 import { decodeSeqCursor, resolvePageLimit, toSeqPage } from "../domain/seq-page.js";
 import type { NotificationMetrics } from "./notification-metrics.js";
-import { noTracing, SpanKind, SpanStatusCode, startSpan, type Tracer } from "@platform/service-kit/tracing";
+import { inSpan, noTracing, SpanKind, SpanStatusCode, type Tracer } from "@platform/service-kit/tracing";
 
 const SEND_OPERATION = "notify.v1.NotificationService/SendNotification";
 
@@ -165,32 +165,32 @@ export function createNotificationService(
     const started = performance.now();
     // One client span around the provider call: ids, type, provider and outcome only (never the
     // recipient, the parameters or the text).
-    const span = startSpan(deps.tracer ?? noTracing.tracer, "notify.provider.send", traceparent, {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        "notify.notification.id": notificationId,
-        "notify.notification.type": notification.type,
-        "notify.provider.name": deps.provider.name,
+    const outcome = await inSpan(
+      deps.tracer ?? noTracing.tracer,
+      "notify.provider.send",
+      traceparent,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          "notify.notification.id": notificationId,
+          "notify.notification.type": notification.type,
+          "notify.provider.name": deps.provider.name,
+        },
       },
-    });
-    let outcome: ChannelOutcome;
-    try {
-      outcome = await deps.provider.send({
-        notificationId,
-        recipient: notification.recipient,
-        type: notification.type,
-        parameters: renderParameters(notification),
-        text,
-      });
-      span.setAttribute("notify.send.outcome", outcome.kind);
-      if (outcome.kind === "failed") span.setAttribute("notify.send.error_code", outcome.code);
-      if (outcome.kind !== "sent") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.kind });
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
-      throw error;
-    } finally {
-      span.end();
-    }
+      async (span) => {
+        const outcome: ChannelOutcome = await deps.provider.send({
+          notificationId,
+          recipient: notification.recipient,
+          type: notification.type,
+          parameters: renderParameters(notification),
+          text,
+        });
+        span.setAttribute("notify.send.outcome", outcome.kind);
+        if (outcome.kind === "failed") span.setAttribute("notify.send.error_code", outcome.code);
+        if (outcome.kind !== "sent") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.kind });
+        return outcome;
+      },
+    );
     const providerMs = performance.now() - started;
     deps.metrics.providerSeconds.observe({ provider: deps.provider.name, outcome: outcome.kind }, providerMs / 1000);
     deps.metrics.notifications.inc({ type: notification.type, outcome: outcome.kind });

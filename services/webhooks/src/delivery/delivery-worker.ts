@@ -12,7 +12,7 @@
  * of crowding every fetch.
  */
 import type { Logger } from "@platform/service-kit/logger";
-import { noTracing, SpanKind, SpanStatusCode, startSpan, type Tracer } from "@platform/service-kit/tracing";
+import { inSpan, noTracing, SpanKind, SpanStatusCode, traceIdOf, type Tracer } from "@platform/service-kit/tracing";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
 import type { AttemptStore, ClaimedDelivery } from "../db/attempt-store.js";
 import { classifyAttempt, type AttemptOutcome, type AttemptResult } from "../domain/attempt-outcome.js";
@@ -215,45 +215,41 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     const attemptedAt = new Date();
     // One span per attempt: ids, attempt number, status code and outcome; never the URL, the
     // payload, the secret or the signature.
-    const span = startSpan(tracer, "webhooks.delivery.attempt", delivery.traceparent ?? undefined, {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        "webhooks.event_id": delivery.eventId,
-        "webhooks.delivery_id": delivery.id,
-        "webhooks.endpoint_id": delivery.endpointId,
-      },
-    });
-    let response: DeliveryResponse;
-    try {
-      response = await send(delivery, secrets, msg, ids);
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
-      span.end();
-      throw error;
-    }
-    const outcome: AttemptOutcome = classifyAttempt(response.result);
-    span.setAttribute("webhooks.outcome", outcome.ok ? "succeeded" : outcome.reason);
-    if (outcome.statusCode !== null) span.setAttribute("http.response.status_code", outcome.statusCode);
-    if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason });
-    const recorded = await options.store
-      .recordAttempt(
-        delivery.id,
-        {
-          attemptedAt,
-          durationMs: response.durationMs,
-          succeeded: outcome.ok,
-          statusCode: outcome.statusCode,
-          error: outcome.ok ? null : outcome.reason,
-          responseBody: response.responseBody,
-          responseBodyTruncated: response.truncated,
+    const { response, outcome, recorded } = await inSpan(
+      tracer,
+      "webhooks.delivery.attempt",
+      delivery.traceparent ?? undefined,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          "webhooks.event_id": delivery.eventId,
+          "webhooks.delivery_id": delivery.id,
+          "webhooks.endpoint_id": delivery.endpointId,
         },
-        options.retryDelaysMs,
-      )
-      .then((result) => {
-        span.setAttribute("webhooks.attempt", result.number);
-        return result;
-      })
-      .finally(() => span.end());
+      },
+      async (span) => {
+        const response = await send(delivery, secrets, msg, ids);
+        const outcome: AttemptOutcome = classifyAttempt(response.result);
+        span.setAttribute("webhooks.outcome", outcome.ok ? "succeeded" : outcome.reason);
+        if (outcome.statusCode !== null) span.setAttribute("http.response.status_code", outcome.statusCode);
+        if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason });
+        const recorded = await options.store.recordAttempt(
+          delivery.id,
+          {
+            attemptedAt,
+            durationMs: response.durationMs,
+            succeeded: outcome.ok,
+            statusCode: outcome.statusCode,
+            error: outcome.ok ? null : outcome.reason,
+            responseBody: response.responseBody,
+            responseBodyTruncated: response.truncated,
+          },
+          options.retryDelaysMs,
+        );
+        span.setAttribute("webhooks.attempt", recorded.number);
+        return { response, outcome, recorded };
+      },
+    );
     const label = outcome.ok ? "succeeded" : outcome.reason;
     metrics.attempts.inc({ outcome: label });
     metrics.attemptSeconds.observe(response.durationMs / 1000);
@@ -267,7 +263,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     logger.info(
       {
         ...ids,
-        ...(delivery.traceparent ? { trace_id: delivery.traceparent.slice(3, 35) } : {}),
+        ...(delivery.traceparent ? { trace_id: traceIdOf(delivery.traceparent) } : {}),
         attempt: recorded.number,
         outcome: label,
         statusCode: outcome.statusCode,
