@@ -134,14 +134,14 @@ interface OutboxRow {
   event_id: string;
   subject: string;
   payload: Buffer;
-  /** Present in outboxes with the column (addOutboxTraceparent). */
-  traceparent?: string | null;
+  traceparent: string | null;
 }
 
 /**
  * Starts the relay loop: in one transaction, lock the oldest rows (`for update skip locked`, so
  * several replicas share the work), publish them all and await every PubAck, delete them, commit.
  * Errors (NATS or Postgres unreachable) are logged and retried forever with a growing pause.
+ * The outbox has its traceparent column (addOutboxTraceparent), sent as the message's header.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const batchSize = options.batchSize ?? 100;
@@ -200,7 +200,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     return options.db.transaction(async (trx) => {
       const rows = (
         await trx.raw<{ rows: OutboxRow[] }>(
-          `select * from ${outboxTable} ${due} order by seq limit ? for update skip locked`,
+          `select seq, event_id, subject, payload, traceparent from ${outboxTable} ${due} order by seq limit ? for update skip locked`,
           [...dueBindings, batchSize],
         )
       ).rows;

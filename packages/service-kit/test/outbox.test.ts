@@ -7,6 +7,7 @@ import { createLogger } from "../src/logger.js";
 import { ensureDurableConsumer, ensureStream, nanos } from "../src/nats.js";
 import {
   addOutboxPublishedAt,
+  addOutboxTraceparent,
   appendToOutbox,
   consumeFromOutbox,
   createOutboxTable,
@@ -43,6 +44,7 @@ describe("the outbox and its relay (real Postgres and NATS)", () => {
     db = createDatabase({ url: scratch.url, schema: SCHEMA, poolMax: 4 });
     await db.raw("create schema ??", [SCHEMA]);
     await createOutboxTable(db);
+    await addOutboxTraceparent(db);
     nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     jsm = await nc.jetstreamManager();
   });
@@ -157,6 +159,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
     await db.raw("create schema ??", [SCHEMA]);
     await createOutboxTable(db);
     await addOutboxPublishedAt(db);
+    await addOutboxTraceparent(db);
     nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     jsm = await nc.jetstreamManager();
     await declare();
