@@ -16,7 +16,7 @@ import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
 import { createProjectionClient } from "./grpc/projection-client.js";
 import { createWebhooksClient } from "./grpc/webhooks-client.js";
-import { TokenBuckets } from "./http/middleware/rate-limit.js";
+import { TokenBuckets } from "./domain/token-buckets.js";
 import { createGatewayApp, type Readiness } from "./app.js";
 
 const bootLogger = createLogger("gateway", "info");

@@ -11,7 +11,7 @@ import type { CatalogClient } from "../grpc/catalog-client.js";
 import { ApiError } from "./api-error.js";
 import { createGatewayApp } from "../app.js";
 import { problemCodeFor, problemCodes, writeProblem } from "./problem.js";
-import { TokenBuckets } from "./middleware/rate-limit.js";
+import { TokenBuckets } from "../domain/token-buckets.js";
 
 const fakeContext = () => ({ state: { requestId: "req_1" } }) as unknown as Context & { body: { code: string } };
 

@@ -7,7 +7,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "../config.js";
-import { rateLimitPolicyHeader, TokenBuckets } from "../http/middleware/rate-limit.js";
+import { TokenBuckets } from "../domain/token-buckets.js";
+import { rateLimitPolicyHeader } from "../http/middleware/rate-limit.js";
 import { catalogOpenApi, tenantOpenApi } from "./documents.js";
 
 const committed = (file: string) => join(import.meta.dirname, "..", "..", "openapi", file);

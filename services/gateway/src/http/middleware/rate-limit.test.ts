@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { rateLimitPolicyHeader, TokenBuckets, type RateLimitPolicy } from "./rate-limit.js";
+import { TokenBuckets, type RateLimitPolicy } from "../../domain/token-buckets.js";
+import { rateLimitPolicyHeader } from "./rate-limit.js";
 
 function clock() {
   let now = 0;
