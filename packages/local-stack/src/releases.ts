@@ -9,12 +9,13 @@ import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { STACK_SERVICES, type StackServiceName } from "./stack-environment.js";
 
 const run = promisify(execFile);
 
-/** The services, each with its own image, version and chart annotation. */
-export const releasedServices = ["catalog", "notify", "webhooks", "gateway"] as const;
-export type ReleasedService = (typeof releasedServices)[number];
+/** The services (the stack's), each with its own image, version and chart annotation. */
+export const releasedServices = STACK_SERVICES;
+export type ReleasedService = StackServiceName;
 /** What has releases: the services and the proto contracts. */
 export const releasedComponents = [...releasedServices, "proto"] as const;
 export type ReleasedComponent = (typeof releasedComponents)[number];

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
 
-/** How long a process only loses readiness on SIGTERM, then how long its in-flight work may take. */
-export interface ShutdownTimings {
-  /** SHUTDOWN_DRAIN_DELAY: not ready but still serving, so endpoints and load balancers stop sending. */
-  drainDelayMs: number;
-  /** SHUTDOWN_GRACE: after the drain, how long in-flight work may take to finish. */
-  graceMs: number;
+/** The shutdown settings every process reads (config.ts processSettings), in milliseconds. */
+export interface ShutdownSettings {
+  /** Not ready but still serving, so endpoints and load balancers stop sending. */
+  SHUTDOWN_DRAIN_DELAY: number;
+  /** After the drain, how long in-flight work may take to finish. */
+  SHUTDOWN_GRACE: number;
 }
 
 /**
@@ -26,10 +26,6 @@ export interface ShutdownSteps {
   stop(graceMs: number): Promise<void>;
 }
 
-export function shutdownTimings(config: { SHUTDOWN_DRAIN_DELAY: number; SHUTDOWN_GRACE: number }): ShutdownTimings {
-  return { drainDelayMs: config.SHUTDOWN_DRAIN_DELAY, graceMs: config.SHUTDOWN_GRACE };
-}
-
 /**
  * The shutdown sequence of every service, run once on the first SIGTERM or SIGINT:
  *
@@ -42,12 +38,12 @@ export function shutdownTimings(config: { SHUTDOWN_DRAIN_DELAY: number; SHUTDOWN
  * channel closes: its supervisor is gone, even if it was SIGKILLed, and the process must not live
  * on as an orphan holding its ports.
  */
-export function exitGracefullyOnSignal(logger: Logger, timings: ShutdownTimings, steps: ShutdownSteps): void {
+export function exitGracefullyOnSignal(logger: Logger, settings: ShutdownSettings, steps: ShutdownSteps): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals | "supervisor gone") => {
     if (stopping) return;
     stopping = true;
-    const { drainDelayMs, graceMs } = timings;
+    const { SHUTDOWN_DRAIN_DELAY: drainDelayMs, SHUTDOWN_GRACE: graceMs } = settings;
     const limitMs = drainDelayMs + graceMs + SHUTDOWN_CLOSE_MS;
     logger.info({ signal, drainDelayMs, graceMs }, "shutting down");
     const timer = setTimeout(() => {

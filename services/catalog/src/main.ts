@@ -5,7 +5,7 @@ import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platf
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
-import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { CATALOG_SCHEMA, loadCatalogConfig } from "./config.js";
@@ -62,7 +62,7 @@ async function main() {
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port }, build);
-  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+  exitGracefullyOnSignal(logger, config, {
     notReady: () => grpc.notServing(),
     async stop(graceMs) {
       purge.stop();

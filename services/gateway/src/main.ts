@@ -6,7 +6,7 @@ import { Gauge } from "prom-client";
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
-import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
@@ -128,7 +128,7 @@ async function main() {
   const port = (server.address() as AddressInfo).port;
   announceListening(logger, { port, metricsPort: metrics.port, url: `http://127.0.0.1:${port}` }, build);
 
-  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+  exitGracefullyOnSignal(logger, config, {
     notReady() {
       stopping = true; // /readyz answers 503 so the load balancer stops sending new requests
     },

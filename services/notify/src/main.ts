@@ -12,7 +12,7 @@ import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { knexPoolProbe, pgPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
-import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import pg from "pg";
 import { migrations } from "../migrations/index.js";
@@ -211,7 +211,7 @@ async function main() {
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name }, build);
-  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+  exitGracefullyOnSignal(logger, config, {
     notReady: () => grpc.notServing(),
     async stop(graceMs) {
       purge.stop();

@@ -13,7 +13,7 @@ import { startOutboxRelay } from "@platform/service-kit/outbox";
 import { knexPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
-import { exitGracefullyOnSignal, failStartup, shutdownTimings } from "@platform/service-kit/shutdown";
+import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
@@ -194,7 +194,7 @@ async function main() {
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port }, build);
-  exitGracefullyOnSignal(logger, shutdownTimings(config), {
+  exitGracefullyOnSignal(logger, config, {
     notReady: () => grpc.notServing(),
     async stop(graceMs) {
       // No new calls and no new jobs, together: calls and attempts in flight share the one grace
