@@ -108,7 +108,8 @@ export function problemCodesOf(route: TenantRoute): ProblemCode[] {
   ];
 }
 
-export const requestIdOf = (ctx: Context) => ({ requestId: ctx.state.requestId, traceparent: ctx.state.traceparent });
+/** What every gRPC call a route makes carries: the request id and the request span's trace context. */
+export const callOptionsOf = (ctx: Context) => ({ requestId: ctx.state.requestId, traceparent: ctx.state.traceparent });
 
 /** The checked Idempotency-Key of a tenant mutation (the router refuses a mutation without one). */
 export function idempotencyKeyOf(ctx: Context): string {

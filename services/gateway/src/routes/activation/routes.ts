@@ -1,5 +1,5 @@
 import { callService as call } from "../../http/api-error.js";
-import { idempotencyKeyOf, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { capabilityToJson, manifestToJson } from "./json.js";
 
 const tag = "activation";
@@ -27,7 +27,7 @@ export const activationRoutes: TenantRoute[] = [
     async handle(ctx, deps) {
       const idempotencyKey = idempotencyKeyOf(ctx);
       const response = await call(
-        deps.notify.startActivation({ tenantId: tenantIdOf(ctx), idempotencyKey }, requestIdOf(ctx)),
+        deps.notify.startActivation({ tenantId: tenantIdOf(ctx), idempotencyKey }, callOptionsOf(ctx)),
         { idempotencyKey, howToCheck: "Activation may have started: read GET /activation before starting it again" },
       );
       if (response.replayed) ctx.set("Idempotent-Replayed", "true");
@@ -54,7 +54,7 @@ export const activationRoutes: TenantRoute[] = [
     responseSchema: "ActivationManifest",
     problems: [],
     async handle(ctx, deps) {
-      const { manifest } = await call(deps.notify.getActivation({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      const { manifest } = await call(deps.notify.getActivation({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
       ctx.body = manifestToJson(manifest);
     },
   },
@@ -75,7 +75,7 @@ export const activationRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const tenantId = tenantIdOf(ctx);
-      const { capabilities } = await call(deps.notify.getCapabilities({ tenantId }, requestIdOf(ctx)));
+      const { capabilities } = await call(deps.notify.getCapabilities({ tenantId }, callOptionsOf(ctx)));
       ctx.body = { tenantId, data: capabilities.map(capabilityToJson) };
     },
   },

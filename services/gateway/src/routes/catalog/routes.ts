@@ -1,7 +1,7 @@
 import { PetStatus as ProtoPetStatus } from "@platform/proto/catalog/v1";
 import { callService as call } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
-import { pathParam, requestIdOf, type CatalogRoute } from "../../http/route.js";
+import { pathParam, callOptionsOf, type CatalogRoute } from "../../http/route.js";
 import { petToJson, statusToProto } from "./json.js";
 import { listQueryParameters, petIdParameter } from "./parameters.js";
 import { parseListQuery, parseNewPet, parsePetId } from "./shapes.js";
@@ -45,7 +45,7 @@ export const catalogRoutes: CatalogRoute[] = [
             status: query.status === undefined ? ProtoPetStatus.PET_STATUS_UNSPECIFIED : statusToProto[query.status],
             pageToken: query.cursor,
           },
-          requestIdOf(ctx),
+          callOptionsOf(ctx),
         ),
       );
       if (response.nextPageToken) {
@@ -122,7 +122,7 @@ export const catalogRoutes: CatalogRoute[] = [
             idempotencyKey: idempotencyKey ?? "",
             idempotencyScope: idempotencyKey === undefined ? "" : ctx.state.apiKey.id,
           },
-          requestIdOf(ctx),
+          callOptionsOf(ctx),
         ),
         {
           idempotencyKey,
@@ -153,7 +153,7 @@ export const catalogRoutes: CatalogRoute[] = [
     errors: { statuses: [400, 404], descriptions: { 400: "petId is not a positive 64-bit integer." } },
     async handle(ctx, deps) {
       const id = parsePetId(pathParam(ctx, "petId"));
-      const { pet } = await call(deps.catalog.getPet({ id }, requestIdOf(ctx)));
+      const { pet } = await call(deps.catalog.getPet({ id }, callOptionsOf(ctx)));
       ctx.body = petToJson(pet);
     },
   },

@@ -1,7 +1,7 @@
 import type { SendNotificationResponse } from "@platform/proto/notify/v1";
 import { ApiError, callService as call } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
-import { idempotencyKeyOf, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { pageParameters, pageQuery } from "../../http/page-query.js";
 import { messageToJson, sendResultToJson } from "./json.js";
 import { toSendNotificationRequest } from "./shapes.js";
@@ -46,7 +46,7 @@ export const notificationRoutes: TenantRoute[] = [
       const request = toSendNotificationRequest(await readJsonBody(ctx), tenantIdOf(ctx), idempotencyKeyOf(ctx));
       let response: SendNotificationResponse;
       try {
-        response = await call(deps.notify.sendNotification(request, requestIdOf(ctx)), {
+        response = await call(deps.notify.sendNotification(request, callOptionsOf(ctx)), {
           idempotencyKey: request.idempotencyKey,
           howToCheck: "The notification may have been sent: read the conversation transcript before sending it again",
         });
@@ -91,7 +91,7 @@ export const notificationRoutes: TenantRoute[] = [
       const { limit, cursor } = pageQuery(ctx);
       const to = String((ctx.params as Record<string, string>).to ?? "");
       const response = await call(
-        deps.notify.listConversationMessages({ tenantId: tenantIdOf(ctx), to, limit, cursor }, requestIdOf(ctx)),
+        deps.notify.listConversationMessages({ tenantId: tenantIdOf(ctx), to, limit, cursor }, callOptionsOf(ctx)),
       );
       ctx.body = {
         messages: response.messages.map(messageToJson),

@@ -4,7 +4,7 @@
  * first, poll-friendly (ETag / If-None-Match -> 304). Ids, states and reason codes only.
  */
 import { callService as call } from "../../http/api-error.js";
-import { requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { pageParameters, pageQuery } from "../../http/page-query.js";
 import { activityItemToJson, attentionItemToJson, orNull, workItemToJson } from "./json.js";
 
@@ -30,7 +30,9 @@ export const pollRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const page = pageQuery(ctx);
-      const response = await call(deps.projections.listWork({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)));
+      const response = await call(
+        deps.projections.listWork({ tenantId: tenantIdOf(ctx), ...page }, callOptionsOf(ctx)),
+      );
       ctx.body = { data: response.items.map(workItemToJson), nextCursor: orNull(response.nextCursor) };
     },
   },
@@ -53,7 +55,7 @@ export const pollRoutes: TenantRoute[] = [
     async handle(ctx, deps) {
       const page = pageQuery(ctx);
       const response = await call(
-        deps.projections.listAttention({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)),
+        deps.projections.listAttention({ tenantId: tenantIdOf(ctx), ...page }, callOptionsOf(ctx)),
       );
       ctx.body = { data: response.items.map(attentionItemToJson), nextCursor: orNull(response.nextCursor) };
     },
@@ -77,7 +79,7 @@ export const pollRoutes: TenantRoute[] = [
     async handle(ctx, deps) {
       const page = pageQuery(ctx);
       const response = await call(
-        deps.projections.listActivity({ tenantId: tenantIdOf(ctx), ...page }, requestIdOf(ctx)),
+        deps.projections.listActivity({ tenantId: tenantIdOf(ctx), ...page }, callOptionsOf(ctx)),
       );
       ctx.body = { data: response.items.map(activityItemToJson), nextCursor: orNull(response.nextCursor) };
     },

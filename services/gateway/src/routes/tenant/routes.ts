@@ -1,5 +1,5 @@
 import { callService as call } from "../../http/api-error.js";
-import { requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { tenantToJson } from "./json.js";
 
 /** The tenant record itself. */
@@ -19,7 +19,7 @@ export const tenantRecordRoutes: TenantRoute[] = [
     responseSchema: "Tenant",
     problems: [],
     async handle(ctx, deps) {
-      const { tenant } = await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      const { tenant } = await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
       ctx.body = tenantToJson(tenant);
     },
   },

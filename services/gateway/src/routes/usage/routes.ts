@@ -1,6 +1,6 @@
 import { callService as call } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
-import { idempotencyKeyOf, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { limitsToJson, unsetLimits, usageToJson } from "./json.js";
 import { parseUsageLimits } from "./shapes.js";
 
@@ -25,7 +25,7 @@ export const usageRoutes: TenantRoute[] = [
     responseSchema: "Usage",
     problems: [],
     async handle(ctx, deps) {
-      const { usage } = await call(deps.notify.getUsage({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      const { usage } = await call(deps.notify.getUsage({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
       ctx.body = usageToJson(usage);
     },
   },
@@ -46,7 +46,7 @@ export const usageRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const tenantId = tenantIdOf(ctx);
-      const { limits } = await call(deps.notify.getUsageLimits({ tenantId }, requestIdOf(ctx)));
+      const { limits } = await call(deps.notify.getUsageLimits({ tenantId }, callOptionsOf(ctx)));
       ctx.body = limits ? limitsToJson(limits) : unsetLimits(tenantId);
     },
   },
@@ -79,7 +79,7 @@ export const usageRoutes: TenantRoute[] = [
             idempotencyKey: idempotencyKeyOf(ctx),
             ...(expectedVersion === undefined ? {} : { expectedVersion: String(expectedVersion) }),
           },
-          requestIdOf(ctx),
+          callOptionsOf(ctx),
         ),
         {
           idempotencyKey: idempotencyKeyOf(ctx),

@@ -3,7 +3,7 @@ import { callService as call } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { pageParameters, pageQuery, tenantQuery } from "../../http/page-query.js";
 import type { ProblemCode } from "../../http/problem.js";
-import { idempotencyKeyOf, pathParam, requestIdOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import { idempotencyKeyOf, pathParam, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { attemptToJson, deliveryToJson, endpointToJson, statsToJson } from "./json.js";
 import {
   deliveryQueryParameters,
@@ -46,7 +46,7 @@ function forExistingTenant(route: TenantRoute): TenantRoute {
   return {
     ...route,
     async handle(ctx, deps) {
-      await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, requestIdOf(ctx)));
+      await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
       await route.handle(ctx, deps);
     },
   };
@@ -72,7 +72,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookEventTypes",
       problems: [],
       async handle(ctx, deps) {
-        const answer = await call(deps.webhooks.listEventTypes({}, requestIdOf(ctx)));
+        const answer = await call(deps.webhooks.listEventTypes({}, callOptionsOf(ctx)));
         ctx.body = {
           data: answer.eventTypes.map((t) => ({
             type: t.type,
@@ -108,7 +108,7 @@ export const webhookRoutes: TenantRoute[] = (
         const answer = await call(
           deps.webhooks.createEndpoint(
             { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx) },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
           mutation(ctx, "The endpoint may have been created: list the endpoints before creating it again"),
         );
@@ -132,7 +132,7 @@ export const webhookRoutes: TenantRoute[] = (
       problems: [],
       async handle(ctx, deps) {
         const answer = await call(
-          deps.webhooks.listEndpoints({ tenantId: tenantIdOf(ctx), ...pageQuery(ctx) }, requestIdOf(ctx)),
+          deps.webhooks.listEndpoints({ tenantId: tenantIdOf(ctx), ...pageQuery(ctx) }, callOptionsOf(ctx)),
         );
         ctx.body = {
           data: answer.endpoints.map(endpointToJson),
@@ -157,7 +157,7 @@ export const webhookRoutes: TenantRoute[] = (
         const answer = await call(
           deps.webhooks.getEndpoint(
             { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
         );
         ctx.body = endpointToJson(answer.endpoint);
@@ -190,7 +190,7 @@ export const webhookRoutes: TenantRoute[] = (
               ...changes,
               idempotencyKey: idempotencyKeyOf(ctx),
             },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
           mutation(ctx, "The endpoint may have changed: read it before changing it again"),
         );
@@ -221,7 +221,7 @@ export const webhookRoutes: TenantRoute[] = (
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
             },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
           mutation(ctx, "The endpoint may have been deleted: read it before deleting it again"),
         );
@@ -267,8 +267,8 @@ export const webhookRoutes: TenantRoute[] = (
         const howToCheck = `The endpoint may have been ${action}d: read it before trying again`;
         const answer = await call(
           action === "pause"
-            ? deps.webhooks.pauseEndpoint(request, requestIdOf(ctx))
-            : deps.webhooks.resumeEndpoint(request, requestIdOf(ctx)),
+            ? deps.webhooks.pauseEndpoint(request, callOptionsOf(ctx))
+            : deps.webhooks.resumeEndpoint(request, callOptionsOf(ctx)),
           mutation(ctx, howToCheck),
         );
         replayed(ctx, answer);
@@ -299,7 +299,7 @@ export const webhookRoutes: TenantRoute[] = (
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
             },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
           mutation(ctx, "The secret may have been rotated: repeat with the same Idempotency-Key to see the new one"),
         );
@@ -334,7 +334,7 @@ export const webhookRoutes: TenantRoute[] = (
               status: status ?? "",
               eventType: eventType ?? "",
             },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
         );
         ctx.body = {
@@ -366,7 +366,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               deliveryId: pathParam(ctx, "deliveryId"),
             },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
         );
         ctx.body = {
@@ -405,7 +405,7 @@ export const webhookRoutes: TenantRoute[] = (
               deliveryId: pathParam(ctx, "deliveryId"),
               idempotencyKey: idempotencyKeyOf(ctx),
             },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
           mutation(ctx, "The delivery may have been redriven: inspect it before redriving it again"),
         );
@@ -432,7 +432,7 @@ export const webhookRoutes: TenantRoute[] = (
         const answer = await call(
           deps.webhooks.getEndpointStats(
             { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
         );
         ctx.body = statsToJson(answer);
@@ -466,7 +466,7 @@ export const webhookRoutes: TenantRoute[] = (
               eventType,
               idempotencyKey: idempotencyKeyOf(ctx),
             },
-            requestIdOf(ctx),
+            callOptionsOf(ctx),
           ),
           mutation(ctx, "The test delivery may have been created: list the deliveries before sending another"),
         );
