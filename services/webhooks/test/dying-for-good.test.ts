@@ -25,7 +25,7 @@ import {
 import { sampleSnapshot } from "./sample-snapshot.js";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
 
-const EVENTS = 150; // 175 deliveries
+const EVENTS = 150; // 210 deliveries
 const LEASE_MS = Number.parseInt(fastRecoveryEnv.WEBHOOKS_LEASE!, 10) * 1_000;
 const TIMEOUT_MS = Number.parseInt(fastRecoveryEnv.WEBHOOKS_DELIVERY_TIMEOUT!, 10) * 1_000;
 /** How long a job that finds its delivery still leased (by the dead process) is put back: delivery-worker.ts. */
