@@ -165,6 +165,8 @@ describe("a notify process killed with -9 under sends, usage records and project
       // Both processes had taken calls before the kill.
       const handled = (p: ServiceProcess) => p.logs.filter((l) => l.msg === "rpc handled").length;
       expect(handled(victim)).toBeGreaterThan(0);
+      // ... and the victim was one of the projector's two consumers (the stack logs at debug).
+      expect(victim.logs.some((l) => l.msg === "events projected" || l.msg === "event projected")).toBe(true);
 
       // Sends: outcomes, and what the provider got.
       const outcomes = answers.map((a) => a.at(-1)!);
