@@ -12,6 +12,8 @@ const entry = (service: string, file = "main.js") => join(repo, "services", serv
 
 export interface TestStack {
   scratch: ScratchDatabase;
+  /** The run's NATS_NAMESPACE (its streams are `${natsNamespace}EVENTS`, ...). */
+  natsNamespace: string;
   catalog: ServiceProcess;
   notify: ServiceProcess;
   webhooks: ServiceProcess;
@@ -117,6 +119,7 @@ export async function startTestStack(
   const gateway = stack.gateway;
   return {
     ...(stack as TestStack),
+    natsNamespace,
     url: `http://127.0.0.1:${gateway.listening.port as number}`,
     metricsUrl: `http://127.0.0.1:${gateway.listening.metricsPort as number}/metrics`,
     startCatalog,

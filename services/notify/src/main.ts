@@ -84,7 +84,7 @@ async function main() {
     logger,
     declare: async (jsm) => {
       await declareEventsStream(jsm, config.NATS_NAMESPACE);
-      await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE);
+      await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE, config.PROJECTIONS_ACK_WAIT);
     },
   });
   const js = nc.jetstream();
