@@ -35,7 +35,8 @@ describe("tracing: an event through fan-out to its delivery attempts", () => {
     service = await startWebhooks({
       name: "whtrace",
       caPath: certs.caPath,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+      // debug: the fan-out's and the relay's per-event lines are debug lines.
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, LOG_LEVEL: "debug" },
     });
     events = createClient(EventServiceService, `127.0.0.1:${service.process.listening.grpcPort as number}`, {
       timeoutMs: 5_000,
@@ -120,16 +121,30 @@ describe("tracing: an event through fan-out to its delivery attempts", () => {
         },
       },
     ]);
-    // The attempt's log line carries the trace id.
+    // Every line written about this event outside the call carries its trace id: the call's
+    // (request-scoped) line, the relay publishing its outbox row, the fan-out, each attempt.
+    const lines = service.process.logs;
+    const aboutEvent = (msg: string) => lines.filter((l) => l.msg === msg && l.eventId === published.eventId);
+    expect(aboutEvent("event published").map((l) => l.trace_id)).toEqual([traceId]);
+    expect(aboutEvent("event fanned out").map((l) => l.trace_id)).toEqual([traceId]);
     expect(
-      service.process.logs.some(
-        (l) => l.msg === "delivery attempt" && l.trace_id === traceId && l.deliveryId === deliveryId,
-      ),
-    ).toBe(true);
-    // Nothing exported holds the signing secret, the receiver's URL or the delivered body.
+      aboutEvent("delivery attempt").map((l) => ({ trace: l.trace_id, delivery: l.deliveryId, attempt: l.attempt })),
+    ).toEqual([
+      { trace: traceId, delivery: deliveryId, attempt: 1 },
+      { trace: traceId, delivery: deliveryId, attempt: 2 },
+    ]);
+    const callLines = lines.filter((l) => l.requestId === "req_tracing");
+    expect(callLines.length).toBeGreaterThan(0);
+    expect(callLines.map((l) => l.trace_id)).toEqual(callLines.map(() => traceId));
+    // Nothing exported or logged holds the signing secret or the delivered body; no span holds the
+    // receiver's URL.
+    const body = hooks.requests[0]!.body.toString("utf8");
     const everything = otlp.raw.join("\n");
+    const logged = lines.map((l) => JSON.stringify(l)).join("\n");
     expect(everything).not.toContain(endpoint.secret);
     expect(everything).not.toContain(hooks.url);
-    expect(everything).not.toContain(hooks.requests[0]!.body.toString("utf8").slice(0, 40));
+    expect(everything).not.toContain(body.slice(0, 40));
+    expect(logged).not.toContain(endpoint.secret);
+    expect(logged).not.toContain(body.slice(0, 40));
   });
 });
