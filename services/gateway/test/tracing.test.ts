@@ -18,8 +18,9 @@ async function until<T>(probe: () => T | undefined, timeoutMs = 8_000): Promise<
  * Traces end to end with every process exporting to a local OTLP/HTTP receiver: the partner's
  * traceparent is continued (or replaced when unsafe) by the gateway, carried over gRPC to notify and
  * around the provider call, then with the send's outcome event through notify's outbox to its NATS
- * traceparent header; and the log lines carry trace_id. No exported attribute holds the
- * phone number or the message text.
+ * traceparent header, and to notify's projector applying it; and the log lines carry trace_id,
+ * outside the call too. No exported attribute and no log line holds the phone number or the
+ * message text.
  */
 describe("tracing", () => {
   let otlp: OtlpReceiver;
@@ -116,17 +117,44 @@ describe("tracing", () => {
       await nc.close();
     }
 
-    // The request's log lines carry the trace id, in the gateway and in notify.
+    // notify's projector applies that event in a consumer span, the child of the send's span.
+    const projected = await until(() =>
+      inTrace().find((s) => s.name === "notify.projection.apply" && s.parentSpanId === notify.spanId),
+    );
+    expect(projected).toMatchObject({
+      service: "notify",
+      kind: 5, // CONSUMER
+      attributes: { "notify.event_type": "notification.sent", "notify.projection.applied": true },
+    });
+    const eventId = projected.attributes["notify.event_id"] as string;
+    expect(eventId).toMatch(/^evt_/);
+
+    // The log lines carry the trace id: the gateway's request line, notify's call lines, and the
+    // lines outside the call (the relay publishing the outcome event, the projector applying it).
     await until(() => stack.gateway.logs.find((l) => l.trace_id === traceId && l.msg === "request"));
     expect(stack.notify.logs.some((l) => l.trace_id === traceId && l.msg === "notification dispatched")).toBe(true);
+    const aboutEvent = (msg: string) =>
+      stack.notify.logs.filter((l) => l.msg === msg && l.eventId === eventId).map((l) => l.trace_id);
+    expect(aboutEvent("event published")).toEqual([traceId]);
+    expect(
+      await until(() => (aboutEvent("event projected").length > 0 ? aboutEvent("event projected") : undefined)),
+    ).toEqual([traceId]);
 
-    // Nothing exported holds the phone number, the customer's name or the message text.
-    const everything = otlp.raw.join("\n");
-    expect(everything).not.toContain(phone);
-    expect(everything).not.toContain(phone.slice(1));
-    expect(everything).not.toContain("Secretname");
-    expect(everything).not.toContain("grooming");
-    expect(everything).not.toContain(key);
+    // Nothing exported or logged by any process holds the phone number, the customer's name, the
+    // message text or the API key.
+    const logged = [stack.gateway, stack.notify, stack.webhooks, stack.catalog]
+      .flatMap((p) => p.logs.map((l) => JSON.stringify(l)))
+      .join("\n");
+    for (const [what, text] of [
+      ["exported spans", otlp.raw.join("\n")],
+      ["log lines", logged],
+    ] as const) {
+      expect(text, what).not.toContain(phone);
+      expect(text, what).not.toContain(phone.slice(1));
+      expect(text, what).not.toContain("Secretname");
+      expect(text, what).not.toContain("grooming");
+      expect(text, what).not.toContain(key);
+    }
   });
 
   it.each([
@@ -148,5 +176,9 @@ describe("tracing", () => {
     );
     expect(gateway.parentSpanId).toBeUndefined();
     await until(() => otlp.spans.find((s) => s.traceId === traceId && s.name === "notify.provider.send"));
+    // notify's lines for the call carry the new trace id, never anything of the refused header.
+    const notifyLines = stack.notify.logs.filter((l) => l.requestId === requestId);
+    expect(notifyLines.length).toBeGreaterThan(0);
+    expect(notifyLines.map((l) => l.trace_id)).toEqual(notifyLines.map(() => traceId));
   });
 });
