@@ -7,7 +7,9 @@ import {
 } from "@platform/local-stack/https-receiver";
 import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
 import { EventServiceService } from "@platform/proto/webhooks/v1";
+import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
+import { headers as natsHeaders } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sampleSnapshot } from "./sample-snapshot.js";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
@@ -146,5 +148,42 @@ describe("tracing: an event through fan-out to its delivery attempts", () => {
     expect(everything).not.toContain(body.slice(0, 40));
     expect(logged).not.toContain(endpoint.secret);
     expect(logged).not.toContain(body.slice(0, 40));
+  });
+
+  it("starts a new trace instead of continuing an unsafe traceparent, on the gRPC call and on the NATS header", async () => {
+    const tenantId = "acme";
+    const unsafeTraceId = "0af7651916cd43dd8448eb211c8031aa";
+    const fanoutOf = (eventId: string) =>
+      eventually(`the fan-out span of ${eventId}`, () =>
+        otlp.spans.find((s) => s.name === "webhooks.fanout" && s.attributes["webhooks.event_id"] === eventId),
+      );
+
+    // gRPC metadata: an all-zero parent span id is refused; the call's span is a root.
+    const called = await events.publishEvent(
+      { tenantId, type: "booking.created", eventId: "", occurredAt: "", dataJson: sampleSnapshot("booking.created") },
+      { requestId: "req_unsafe", traceparent: `00-${unsafeTraceId}-0000000000000000-01` },
+    );
+    const fanout = await fanoutOf(called.eventId);
+    const call = otlp.spans.find((s) => s.spanId === fanout.parentSpanId)!;
+    expect(call).toMatchObject({ name: "/webhooks.v1.EventService/PublishEvent", traceId: fanout.traceId });
+    expect(call.parentSpanId).toBeUndefined();
+    expect(call.traceId).not.toBe(unsafeTraceId);
+
+    // NATS header: a traceparent in upper case is refused; the fan-out's span is a root.
+    const event = {
+      id: newEventId(),
+      type: "booking.created",
+      tenantId,
+      occurredAt: new Date(),
+      object: JSON.parse(sampleSnapshot("booking.created")) as Record<string, unknown>,
+    };
+    const entry = busEventOutboxEntry(service.names.namespace, event);
+    const headers = natsHeaders();
+    headers.set("traceparent", `00-${unsafeTraceId.toUpperCase()}-B7AD6B7169203331-01`);
+    await service.nc.jetstream().publish(entry.subject, entry.payload, { msgID: event.id, headers });
+    const consumed = await fanoutOf(event.id);
+    expect(consumed.parentSpanId).toBeUndefined();
+    expect(consumed.traceId).not.toBe(unsafeTraceId);
+    expect(otlp.spans.some((s) => s.traceId === unsafeTraceId)).toBe(false);
   });
 });
