@@ -157,6 +157,31 @@ describe("tracing", () => {
     }
   });
 
+  it("carries the trace of a limits change to the usage.threshold_crossed event it announces", async () => {
+    const manager = (await stack.admin("key", "create", "--scopes", "usage:manage", "--tenants", tenant)).key as string;
+    await stack.admin("usage", "record", "--tenant", tenant, "--tokens", "500");
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4739";
+    const res = await fetch(`${stack.url}/api/v1/tenants/${tenant}/usage/limits`, {
+      method: "PUT",
+      headers: {
+        authorization: `Bearer ${manager}`,
+        "content-type": "application/json",
+        "idempotency-key": `limits-${Date.now()}`,
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify({ softCap: 100, hardCap: 1000 }),
+    });
+    expect(res.status).toBe(200);
+    const inTrace = () => otlp.spans.filter((s) => s.traceId === traceId);
+    const projected = await until(() =>
+      inTrace().find(
+        (s) => s.name === "notify.projection.apply" && s.attributes["notify.event_type"] === "usage.threshold_crossed",
+      ),
+    );
+    const call = inTrace().find((s) => s.name === "/notify.v1.TenantService/SetUsageLimits")!;
+    expect(projected.parentSpanId).toBe(call.spanId);
+  });
+
   it.each([
     ["all-zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01"],
     ["all-zero span id", "00-4bf92f3577b34da6a3ce929d0e0e4737-0000000000000000-01"],
