@@ -6,7 +6,7 @@ import {
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
 import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
-import { EventServiceService } from "@platform/proto/webhooks/v1";
+import { EventServiceService, WebhookServiceService } from "@platform/proto/webhooks/v1";
 import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
 import { headers as natsHeaders } from "nats";
@@ -148,6 +148,39 @@ describe("tracing: an event through fan-out to its delivery attempts", () => {
     expect(everything).not.toContain(body.slice(0, 40));
     expect(logged).not.toContain(endpoint.secret);
     expect(logged).not.toContain(body.slice(0, 40));
+  });
+
+  it("puts a test delivery's attempt in the trace of the call that asked for it", async () => {
+    const endpoint = await service.seedEndpoint({
+      tenantId: "acme",
+      url: hooks.url,
+      eventTypes: ["booking.created"],
+    });
+    const webhooks = createClient(WebhookServiceService, `127.0.0.1:${service.process.listening.grpcPort as number}`, {
+      timeoutMs: 5_000,
+    });
+    try {
+      const traceId = "0af7651916cd43dd8448eb211c8031bb";
+      const { delivery } = await webhooks.sendTestDelivery(
+        { tenantId: "acme", endpointId: endpoint.id, eventType: "booking.created", idempotencyKey: "trace-test-1" },
+        { requestId: "req_test_delivery", traceparent: `00-${traceId}-b7ad6b7169203332-01` },
+      );
+      const attempt = await eventually("the test delivery's attempt span", () =>
+        otlp.spans.find((s) => s.traceId === traceId && s.name === "webhooks.delivery.attempt"),
+      );
+      const call = otlp.spans.find((s) => s.traceId === traceId && s.name.endsWith("/SendTestDelivery"))!;
+      expect(attempt).toMatchObject({
+        parentSpanId: call.spanId,
+        attributes: { "webhooks.delivery_id": delivery!.id, "webhooks.endpoint_id": endpoint.id },
+      });
+      expect(
+        service.process.logs.some(
+          (l) => l.msg === "delivery attempt" && l.deliveryId === delivery!.id && l.trace_id === traceId,
+        ),
+      ).toBe(true);
+    } finally {
+      webhooks.close();
+    }
   });
 
   it("starts a new trace instead of continuing an unsafe traceparent, on the gRPC call and on the NATS header", async () => {

@@ -436,7 +436,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async sendTestDelivery(request, { logger }) {
+    async sendTestDelivery(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       // Refuse an unknown or coming-soon type before anything is claimed.
       buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now: clock() });
@@ -458,6 +458,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           payload: payload.toString("utf8"),
           held: endpoint.paused,
           now,
+          traceparent,
         });
         jobs = delivery.status === "held" ? [] : [{ deliveryId: delivery.id, generation: delivery.generation }];
         return { delivery: toProtoDelivery(delivery) };
