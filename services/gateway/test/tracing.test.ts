@@ -1,3 +1,6 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
 import { connect } from "nats";
@@ -155,6 +158,39 @@ describe("tracing", () => {
       expect(text, what).not.toContain("grooming");
       expect(text, what).not.toContain(key);
     }
+  });
+
+  it("traces an `event emit` from the admin CLI: its span -> EventService call -> fan-out and notify's projector", async () => {
+    const cli = join(import.meta.dirname, "..", "dist", "src", "cli", "admin.js");
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [cli, "event", "emit", "--tenant", tenant, "--type", "booking.created", "--data", '{"booking_id":"bk_1"}'],
+      {
+        env: {
+          PATH: process.env.PATH ?? "",
+          DATABASE_URL: stack.scratch.url,
+          NOTIFY_ADDR: `127.0.0.1:${stack.notify.listening.grpcPort as number}`,
+          WEBHOOKS_ADDR: `127.0.0.1:${stack.webhooks.listening.grpcPort as number}`,
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        },
+      },
+    );
+    const emitted = JSON.parse(stdout) as { id: string; traceId: string };
+    expect(emitted.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const inTrace = () => otlp.spans.filter((s) => s.traceId === emitted.traceId);
+    const fanout = await until(() => inTrace().find((s) => s.name === "webhooks.fanout"));
+    const projected = await until(() => inTrace().find((s) => s.name === "notify.projection.apply"));
+    const admin = inTrace().find((s) => s.name === "admin event emit")!;
+    const call = inTrace().find((s) => s.name === "/webhooks.v1.EventService/PublishEvent")!;
+    expect(admin).toMatchObject({ service: "admin", kind: 3 });
+    expect(admin.parentSpanId).toBeUndefined();
+    expect(call).toMatchObject({ service: "webhooks", parentSpanId: admin.spanId });
+    expect(fanout).toMatchObject({ parentSpanId: call.spanId, attributes: { "webhooks.event_id": emitted.id } });
+    expect(projected).toMatchObject({
+      service: "notify",
+      parentSpanId: call.spanId,
+      attributes: { "notify.event_id": emitted.id, "notify.event_type": "booking.created" },
+    });
   });
 
   it("carries the trace of a limits change to the usage.threshold_crossed event it announces", async () => {
