@@ -3,7 +3,8 @@
  * both, round_robin), at a steady 100 GET /v1/pets a second for 3 s: one catalog process gets
  * SIGTERM, and every partner request is answered 200. The stopping process reports NOT_SERVING
  * at once while it goes on answering for SHUTDOWN_DRAIN_DELAY, then finishes what is in flight and
- * exits 0 within drain + grace. About 10 s in all.
+ * exits 0 within drain + grace. Then the same with no drain delay, as `npm start` runs its
+ * processes. About 15 s in all.
  */
 import { CatalogServiceService, PetStatus } from "@platform/proto/catalog/v1";
 import type { ServiceProcess } from "@platform/local-stack/service-process";
@@ -19,16 +20,28 @@ const REQUESTS = 300;
 describe("a catalog process stopped under partner load, beside another", () => {
   let stack: TestStack;
   let stopping: ServiceProcess;
+  let stoppingAtOnce: ServiceProcess;
   let gatewayUrl: string;
+  let gatewayAtOnceUrl: string;
   let key: string;
+  const handled = (p: ServiceProcess) => p.logs.filter((l) => l.msg === "rpc handled").length;
   beforeAll(async () => {
     stack = await startTestStack();
-    stopping = await stack.startCatalogReplica({
-      SHUTDOWN_DRAIN_DELAY: `${DRAIN_MS}ms`,
-      SHUTDOWN_GRACE: `${GRACE_MS}ms`,
-    });
-    const gateway = await stack.startGateway({ CATALOG_ADDR: grpcAddresses(stopping, stack.catalog) });
-    gatewayUrl = `http://127.0.0.1:${gateway.listening.port as number}`;
+    // Both cases' processes at once: one catalog process with a drain delay, one without (as
+    // `npm start` runs them), each beside the stack's catalog behind a gateway of its own.
+    [stopping, stoppingAtOnce] = await Promise.all([
+      stack.startCatalogReplica({ SHUTDOWN_DRAIN_DELAY: `${DRAIN_MS}ms`, SHUTDOWN_GRACE: `${GRACE_MS}ms` }),
+      stack.startCatalogReplica({ SHUTDOWN_GRACE: `${GRACE_MS}ms` }),
+    ]);
+    const gateways = await Promise.all(
+      [stopping, stoppingAtOnce].map((catalog) =>
+        stack.startGateway({ CATALOG_ADDR: grpcAddresses(catalog, stack.catalog) }),
+      ),
+    );
+    [gatewayUrl, gatewayAtOnceUrl] = gateways.map((g) => `http://127.0.0.1:${g.listening.port as number}`) as [
+      string,
+      string,
+    ];
     key = (await stack.admin("key", "create", "--name", "catalog-drain")).key as string;
   });
   afterAll(async () => {
@@ -42,34 +55,13 @@ describe("a catalog process stopped under partner load, beside another", () => {
     const direct = createClient(CatalogServiceService, `127.0.0.1:${port}`, { timeoutMs: 2_000 });
     const health = new HealthChecker(`127.0.0.1:${port}`);
     const request = { pageSize: 1, status: PetStatus.PET_STATUS_UNSPECIFIED, pageToken: "" };
-    const handled = (p: ServiceProcess) => p.logs.filter((l) => l.msg === "rpc handled").length;
     const handledBefore = [handled(stopping), handled(staying)];
     try {
       expect(await health.check("catalog.v1.CatalogService")).toBe("SERVING");
-      const outcomes: Promise<string>[] = []; // the status, or the error
-      let n = 0;
-      const load = new Promise<void>((resolve) => {
-        const tick = setInterval(() => {
-          n += 1;
-          outcomes.push(
-            fetch(`${gatewayUrl}/v1/pets?limit=1`, {
-              headers: { authorization: `Bearer ${key}`, "x-request-id": `load-${n}` },
-            }).then(
-              async (res) => {
-                await res.arrayBuffer();
-                return String(res.status);
-              },
-              (error: Error) => error.message,
-            ),
-          );
-          if (n === REQUESTS) {
-            clearInterval(tick);
-            resolve();
-          }
-        }, 10);
-      });
+      const load = steadyLoad(gatewayUrl, key, REQUESTS);
       const exit = stopping.exited.then((code) => ({ code, at: performance.now() }));
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      // The gateway balances over both: the stopping process is answering its share when signalled.
+      await expect.poll(() => handled(stopping) - handledBefore[0]!, { timeout: 5_000 }).toBeGreaterThanOrEqual(20);
       const signalled = performance.now();
       stopping.child.kill("SIGTERM");
       await expect.poll(() => stopping.logs.some((l) => l.msg === "shutting down")).toBe(true);
@@ -79,8 +71,7 @@ describe("a catalog process stopped under partner load, beside another", () => {
       await expect(direct.listPets(request, { requestId: "during-drain" })).resolves.toMatchObject({ pets: [] });
       expect(performance.now() - signalled).toBeLessThan(DRAIN_MS);
 
-      await load;
-      const results = await Promise.all(outcomes);
+      const results = await load;
       expect(results.filter((r) => r !== "200")).toEqual([]);
       expect(results).toHaveLength(REQUESTS);
       const { code, at } = await exit;
@@ -88,15 +79,62 @@ describe("a catalog process stopped under partner load, beside another", () => {
       const stoppedAfter = at - signalled;
       expect(stoppedAfter).toBeGreaterThanOrEqual(DRAIN_MS);
       expect(stoppedAfter).toBeLessThan(DRAIN_MS + GRACE_MS + 2_000);
-      // The gateway balanced over both until the stop: the stopping one took a share (one in two
-      // for the 0.8 s before the signal and the 1 s drain), the other one the rest.
+      // The other process took the rest, and more than half: the stopping one got none once stopped.
       const served = [handled(stopping) - handledBefore[0]!, handled(staying) - handledBefore[1]!];
-      expect(served[0]).toBeGreaterThan(20);
       expect(served[1]).toBeGreaterThan(REQUESTS / 2);
-      expect(served[0]! + served[1]!).toBeGreaterThanOrEqual(REQUESTS);
+      expect(served[0]! + served[1]!).toBe(REQUESTS + 1); // and the direct call during the drain
     } finally {
       direct.close();
       health.close();
     }
   });
+
+  // npm start's default (docs/operations.md, Shutdown): the gateway's balancer does not read
+  // grpc.health.v1, it leaves a process at the GOAWAY of its stop, and a call the GOAWAY refused
+  // goes to the other process.
+  it("with no drain delay (npm start's default) still answers every GET /v1/pets: the gateway leaves the process at its GOAWAY", async () => {
+    const staying = stack.catalog;
+    const handledBefore = [handled(stoppingAtOnce), handled(staying)];
+    const exit = stoppingAtOnce.exited.then((code) => ({ code, at: performance.now() }));
+    const load = steadyLoad(gatewayAtOnceUrl, key, 200);
+    await expect.poll(() => handled(stoppingAtOnce) - handledBefore[0]!, { timeout: 5_000 }).toBeGreaterThanOrEqual(20);
+    const signalled = performance.now();
+    stoppingAtOnce.child.kill("SIGTERM");
+    const results = await load;
+    expect(results.filter((r) => r !== "200")).toEqual([]);
+    expect(results).toHaveLength(200);
+    const { code, at } = await exit;
+    expect(code).toBe(0);
+    expect(at - signalled).toBeLessThan(GRACE_MS + 2_000);
+    const served = [handled(stoppingAtOnce) - handledBefore[0]!, handled(staying) - handledBefore[1]!];
+    expect(served[1]).toBeGreaterThan(100);
+    expect(served[0]! + served[1]!).toBe(200);
+  });
 });
+
+/**
+ * `count` GET /v1/pets?limit=1 through the gateway at `url`, one every 10 ms (100 a second), each
+ * sent without waiting for the others; resolves with every answer's status (or the error).
+ */
+function steadyLoad(url: string, key: string, count: number): Promise<string[]> {
+  const outcomes: Promise<string>[] = [];
+  return new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      outcomes.push(
+        fetch(`${url}/v1/pets?limit=1`, {
+          headers: { authorization: `Bearer ${key}`, "x-request-id": `load-${outcomes.length}` },
+        }).then(
+          async (res) => {
+            await res.arrayBuffer();
+            return String(res.status);
+          },
+          (error: Error) => error.message,
+        ),
+      );
+      if (outcomes.length === count) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 10);
+  }).then(() => Promise.all(outcomes));
+}
