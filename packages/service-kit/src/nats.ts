@@ -179,6 +179,8 @@ export function startPullLoop(options: {
         await current.done;
         failures = 0;
       } catch (error) {
+        // A failed fetch, or a handler that threw: what the fetch still holds goes back now.
+        current?.giveBack();
         failures += 1;
         consumer = undefined;
         if (!running) break;
