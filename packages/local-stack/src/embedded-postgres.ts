@@ -5,6 +5,9 @@ import { createServer, type AddressInfo } from "node:net";
 import { arch, platform, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { EmbeddedPostgresError } from "./embedded-postgres-error.js";
+
+export { EmbeddedPostgresError } from "./embedded-postgres-error.js";
 
 /**
  * An embedded Postgres: the binaries of the `embedded-postgres` package's platform package,
@@ -26,23 +29,6 @@ const HOST = "127.0.0.1";
 const PORT_ATTEMPTS = 5;
 /** How many of the postmaster's last log lines an error carries. */
 const LOG_TAIL = 30;
-
-/** The embedded Postgres did not initialise or start; the message carries the postmaster's own words. */
-export class EmbeddedPostgresError extends Error {
-  override name = "EmbeddedPostgresError";
-  constructor(
-    message: string,
-    /** The port it was started on (undefined for initdb). */
-    readonly port: number | undefined,
-    /** The last lines the process logged. */
-    readonly log: string[],
-    /** True when the port was taken by another socket (a listener, or a connection's local port). */
-    readonly portInUse = false,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
 
 /**
  * A TCP port nothing on 127.0.0.1 uses right now, chosen by the kernel (bind to port 0, read the
