@@ -162,6 +162,9 @@ async function contentHash(dir: string): Promise<string> {
   return hash.digest("hex");
 }
 
+/** The prefix of a copy of the binaries being made, in SHARED_DIR/binaries. */
+const STAGING = ".staging-";
+
 /** One hash per source tree per process: it reads the whole tree (~60 MB, a few hundred ms). */
 const sourceHashes = new Map<string, Promise<string>>();
 
@@ -176,7 +179,14 @@ async function stagedNativeDir(user: PostgresUser, nativeDir: string): Promise<s
   const staged = join(binaries, `${platform()}-${arch()}-${version}-${hash.slice(0, 16)}`);
   if ((await lstat(staged).catch(() => undefined))?.isDirectory()) return staged;
 
-  const copy = await mkdtemp(join(binaries, ".staging-"));
+  // Copies that a start killed mid-copy left behind (no start takes this long to copy).
+  for (const entry of await readdir(binaries)) {
+    const path = join(binaries, entry);
+    if (entry.startsWith(STAGING) && Date.now() - (await lstat(path)).mtimeMs > 10 * 60_000) {
+      await rm(path, { recursive: true, force: true });
+    }
+  }
+  const copy = await mkdtemp(join(binaries, STAGING));
   try {
     await cp(nativeDir, copy, { recursive: true, verbatimSymlinks: true });
     // Readable and runnable by everyone (an install made with umask 077 would not be), writable by root only.
