@@ -95,8 +95,13 @@ describe("a pull loop stopped while it holds fetched messages (real NATS)", () =
     release();
     await stopping;
     expect(first).toEqual([0]);
-    const info = await jsm.consumers.info(stream, "held");
-    expect([info.num_pending, info.num_ack_pending]).toEqual([0, 0]);
+    // An ack is a plain publish the server applies on its own time: poll until all ten are settled.
+    await expect
+      .poll(async () => {
+        const info = await jsm.consumers.info(stream, "held");
+        return [info.num_pending, info.num_ack_pending];
+      })
+      .toEqual([0, 0]);
   });
 
   it("stopped while its fetch waits on an empty stream, ends at once and leaves no pull request behind to swallow the next message", async () => {

@@ -127,9 +127,9 @@ describe("tracing", () => {
     expect(projected).toMatchObject({
       service: "notify",
       kind: 5, // CONSUMER
-      attributes: { "notify.event_type": "notification.sent", "notify.projection.applied": true },
+      attributes: { "notify.projection.event_type": "notification.sent", "notify.projection.applied": true },
     });
-    const eventId = projected.attributes["notify.event_id"] as string;
+    const eventId = projected.attributes["notify.projection.event_id"] as string;
     expect(eventId).toMatch(/^evt_/);
 
     // The log lines carry the trace id: the gateway's request line, notify's call lines, and the
@@ -189,7 +189,7 @@ describe("tracing", () => {
     expect(projected).toMatchObject({
       service: "notify",
       parentSpanId: call.spanId,
-      attributes: { "notify.event_id": emitted.id, "notify.event_type": "booking.created" },
+      attributes: { "notify.projection.event_id": emitted.id, "notify.projection.event_type": "booking.created" },
     });
   });
 
@@ -211,7 +211,9 @@ describe("tracing", () => {
     const inTrace = () => otlp.spans.filter((s) => s.traceId === traceId);
     const projected = await until(() =>
       inTrace().find(
-        (s) => s.name === "notify.projection.apply" && s.attributes["notify.event_type"] === "usage.threshold_crossed",
+        (s) =>
+          s.name === "notify.projection.apply" &&
+          s.attributes["notify.projection.event_type"] === "usage.threshold_crossed",
       ),
     );
     const call = inTrace().find((s) => s.name === "/notify.v1.TenantService/SetUsageLimits")!;

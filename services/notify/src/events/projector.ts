@@ -66,7 +66,7 @@ export function startProjector(options: {
   function traced(msg: JsMsg, event: ProjectedEvent): { span: Span; log: Logger } {
     const span = startSpan(tracer, "notify.projection.apply", traceparentOfMessage(msg), {
       kind: SpanKind.CONSUMER,
-      attributes: { "notify.event_id": event.id, "notify.event_type": event.type },
+      attributes: { "notify.projection.event_id": event.id, "notify.projection.event_type": event.type },
     });
     return { span, log: withTraceId(logger, traceparentOf(span)) };
   }
