@@ -28,6 +28,8 @@ import {
 
 /** Metadata key that carries the partner-facing request id from the gateway to every service. */
 export const REQUEST_ID_METADATA = "x-request-id";
+/** Who asked for a call when a person did (the console: `console:<userId>`); see CallOptions.actor. */
+export const ACTOR_METADATA = "x-actor";
 /** Trailing metadata key that carries a DomainError's stable code back to the caller. */
 export const ERROR_CODE_METADATA = "error-code";
 

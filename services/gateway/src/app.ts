@@ -21,6 +21,10 @@ import { requestId } from "./http/middleware/request-id.js";
 import { traceContext } from "./http/middleware/trace-context.js";
 import { writeProblem, type UncataloguedProblemCode } from "./http/problem.js";
 import { EXACT_ROUTES, routerOf } from "./http/router.js";
+import type { ConsoleStore } from "./db/console-store.js";
+import type { ConsoleSettings } from "./console/route.js";
+import { consoleMiddleware } from "./console/router.js";
+import { consoleRoutes, redactConsolePath } from "./console/routes.js";
 import "./http/state.js";
 
 export interface Readiness {
@@ -44,6 +48,10 @@ export interface GatewayDeps {
   publicBaseUrl: string;
   /** Spans of every request (no-op when OTEL_EXPORTER_OTLP_ENDPOINT is unset; the default). */
   tracing?: Tracing;
+  /** TRUST_PROXY: take the scheme and client address from X-Forwarded-Proto / X-Forwarded-For. */
+  trustProxy?: boolean;
+  /** The console under /console (docs/console.md); not mounted when absent. */
+  console?: { store: ConsoleStore; settings: ConsoleSettings };
 }
 
 /** Anything thrown below becomes an ApiError: ours as is, client errors from Koa by status, the rest 500. */
@@ -90,7 +98,7 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, 
     log.info(
       {
         method: ctx.method,
-        path: ctx.path,
+        path: redactConsolePath(ctx.path),
         status: ctx.status,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
       },
@@ -116,6 +124,7 @@ const publicDocuments = new Set(["/v1/openapi.json", "/api/v1/openapi.json"]);
 export function createGatewayApp(deps: GatewayDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by handleErrorsAndLog, with the request id
+  app.proxy = deps.trustProxy ?? false;
 
   const operational = new Router(EXACT_ROUTES);
   operational.get("/healthz", (ctx) => {
@@ -157,6 +166,11 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri, deps.registry));
   app.use(operational.routes());
   app.use(operational.allowedMethods());
+  if (deps.console) {
+    // Everything under /console: pages, their checks and errors, as HTML; never the API's edge.
+    const { notify, webhooks, projections } = deps;
+    app.use(consoleMiddleware(consoleRoutes, { notify, webhooks, projections, ...deps.console }));
+  }
   app.use(announceDeprecations(catalogRoutes, deps.publicBaseUrl));
   app.use(edge);
   app.use(router.routes());

@@ -9,8 +9,10 @@ import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
-import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
+import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "./config.js";
+import type { ConsoleSettings } from "./console/route.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
+import { createConsoleStore } from "./db/console-store.js";
 import { createFleetStore, FleetHeartbeat, newFleetMemberId } from "./db/fleet-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
@@ -20,6 +22,22 @@ import { TokenBuckets } from "./domain/token-buckets.js";
 import { createGatewayApp, type Readiness } from "./app.js";
 
 const bootLogger = createLogger("gateway", "info");
+
+function consoleSettingsOf(config: GatewayConfig): ConsoleSettings {
+  return {
+    baseUrl: config.CONSOLE_BASE_URL,
+    idleMs: config.CONSOLE_SESSION_IDLE,
+    absoluteMs: config.CONSOLE_SESSION_ABSOLUTE,
+    invitationTtlMs: config.CONSOLE_INVITATION_TTL,
+    linkTtlMs: config.CONSOLE_LINK_TTL,
+    login: {
+      windowMs: config.CONSOLE_LOGIN_WINDOW,
+      accountLimit: config.CONSOLE_LOGIN_ACCOUNT_LIMIT,
+      addressLimit: config.CONSOLE_LOGIN_ADDRESS_LIMIT,
+    },
+    frameAncestors: config.CONSOLE_FRAME_ANCESTORS,
+  };
+}
 const build = readBuildInfo(import.meta.url);
 
 async function main() {
@@ -112,6 +130,8 @@ async function main() {
     readiness,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? "",
     tracing,
+    trustProxy: config.TRUST_PROXY,
+    console: { store: createConsoleStore(db), settings: consoleSettingsOf(config) },
   });
   const server = createServer(app.callback());
   server.on("request", (_req, res: ServerResponse) => {
