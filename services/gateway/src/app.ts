@@ -21,8 +21,9 @@ import { requestId } from "./http/middleware/request-id.js";
 import { traceContext } from "./http/middleware/trace-context.js";
 import { writeProblem, type UncataloguedProblemCode } from "./http/problem.js";
 import { EXACT_ROUTES, routerOf } from "./http/router.js";
+import type { ConsoleLinks } from "./db/console-links.js";
 import type { ConsoleStore } from "./db/console-store.js";
-import type { ConsoleSettings } from "./console/route.js";
+import { consoleOriginOf, type ConsoleSettings } from "./console/route.js";
 import { consoleMiddleware } from "./console/router.js";
 import { consoleRoutes, redactConsolePath } from "./console/routes.js";
 import "./http/state.js";
@@ -51,7 +52,7 @@ export interface GatewayDeps {
   /** TRUST_PROXY: take the scheme and client address from X-Forwarded-Proto / X-Forwarded-For. */
   trustProxy?: boolean;
   /** The console under /console (docs/console.md); not mounted when absent. */
-  console?: { store: ConsoleStore; settings: ConsoleSettings };
+  console?: { store: ConsoleStore; settings: ConsoleSettings; links: ConsoleLinks };
 }
 
 /** Anything thrown below becomes an ApiError: ours as is, client errors from Koa by status, the rest 500. */
@@ -145,7 +146,11 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   });
 
   // Every operation of both surfaces: one router over the capabilities' route tables.
-  const router = routerOf(routes, deps);
+  const site = deps.console;
+  const router = routerOf(routes, {
+    ...deps,
+    console: site && { links: site.links, origin: (ctx: Context) => consoleOriginOf(ctx, site.settings) },
+  });
 
   const requireKey = authenticate(deps.apiKeys);
   const limit = rateLimit(deps.rateLimits, (ctx) => {
@@ -169,7 +174,8 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   if (deps.console) {
     // Everything under /console: pages, their checks and errors, as HTML; never the API's edge.
     const { notify, webhooks, projections } = deps;
-    app.use(consoleMiddleware(consoleRoutes, { notify, webhooks, projections, ...deps.console }));
+    const { store, settings } = deps.console;
+    app.use(consoleMiddleware(consoleRoutes, { notify, webhooks, projections, store, settings }));
   }
   app.use(announceDeprecations(catalogRoutes, deps.publicBaseUrl));
   app.use(edge);

@@ -12,7 +12,9 @@ import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "./config.js";
 import type { ConsoleSettings } from "./console/route.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
+import { createConsoleLinks } from "./db/console-links.js";
 import { createConsoleStore } from "./db/console-store.js";
+import { purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { createFleetStore, FleetHeartbeat, newFleetMemberId } from "./db/fleet-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
@@ -117,6 +119,9 @@ async function main() {
   });
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const tracing = await startTracing("gateway", config);
+  const consoleStore = createConsoleStore(db);
+  // Console links are the one mutation the gateway owns: it purges its own expired Idempotency-Keys.
+  const purgeIdempotencyKeys = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
   const app = createGatewayApp({
     catalog,
     notify,
@@ -131,7 +136,14 @@ async function main() {
     publicBaseUrl: config.PUBLIC_BASE_URL ?? "",
     tracing,
     trustProxy: config.TRUST_PROXY,
-    console: { store: createConsoleStore(db), settings: consoleSettingsOf(config) },
+    console: {
+      store: consoleStore,
+      settings: consoleSettingsOf(config),
+      links: createConsoleLinks(db, consoleStore, {
+        ttlMs: config.CONSOLE_LINK_TTL,
+        idempotency: { ttlMs: config.IDEMPOTENCY_TTL, leaseMs: config.IDEMPOTENCY_LEASE },
+      }),
+    },
   });
   const server = createServer(app.callback());
   server.on("request", (_req, res: ServerResponse) => {
@@ -174,6 +186,7 @@ async function main() {
       await fleet.stop();
       await metrics.close();
       clearInterval(evictIdleBuckets);
+      purgeIdempotencyKeys.stop();
       catalog.close();
       catalogHealth.close();
       notify.close();

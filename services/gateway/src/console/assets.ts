@@ -14,7 +14,7 @@ export interface ConsoleAsset {
   integrity: string;
 }
 
-export type ConsoleAssetName = "htmx.min.js" | "console.js" | "console.css";
+export type ConsoleAssetName = "htmx.min.js" | "console-script.js" | "console-style.css";
 
 function asset(name: ConsoleAssetName, contentType: string, body: Buffer): ConsoleAsset {
   const digest = createHash("sha256").update(body).digest("hex").slice(0, 16);
@@ -36,7 +36,7 @@ export function loadConsoleAssets(): Record<ConsoleAssetName, ConsoleAsset> {
   const htmx = readFileSync(require.resolve("htmx.org/dist/htmx.min.js"));
   return {
     "htmx.min.js": asset("htmx.min.js", "text/javascript; charset=utf-8", htmx),
-    "console.js": asset("console.js", "text/javascript; charset=utf-8", Buffer.from(consoleScript)),
-    "console.css": asset("console.css", "text/css; charset=utf-8", Buffer.from(consoleStyle)),
+    "console-script.js": asset("console-script.js", "text/javascript; charset=utf-8", Buffer.from(consoleScript)),
+    "console-style.css": asset("console-style.css", "text/css; charset=utf-8", Buffer.from(consoleStyle)),
   };
 }

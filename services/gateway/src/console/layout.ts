@@ -73,7 +73,7 @@ const script = (asset: ConsoleAsset) =>
 /**
  * The page shell around every console page: skip link, header with navigation and the user's
  * sign-out form, flash message, <main>. No inline script or style anywhere (the CSP forbids them):
- * htmx and console.js are served files with integrity attributes, htmx configured by a <meta>.
+ * htmx and console-script.js are served files with integrity attributes, htmx configured by a <meta>.
  */
 export function renderShell(options: ShellOptions): string {
   const { viewer, assets } = options;
@@ -105,11 +105,11 @@ export function renderShell(options: ShellOptions): string {
         <title>${options.title} · Console</title>
         <link
           rel="stylesheet"
-          href="${assets["console.css"].path}"
-          integrity="${assets["console.css"].integrity}"
+          href="${assets["console-style.css"].path}"
+          integrity="${assets["console-style.css"].integrity}"
           crossorigin="anonymous"
         />
-        ${script(assets["htmx.min.js"])} ${script(assets["console.js"])}
+        ${script(assets["htmx.min.js"])} ${script(assets["console-script.js"])}
       </head>
       <body hx-boost="true">
         <a class="skip-link" href="#main">Skip to content</a>

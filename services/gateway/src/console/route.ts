@@ -140,14 +140,7 @@ export function consoleCallOptions(ctx: Context, viewer: ConsoleViewer): CallOpt
   };
 }
 
-/** The console is everything under this prefix. */
-export const CONSOLE_PREFIX = "/console";
-export const isConsolePath = (path: string) => path === CONSOLE_PREFIX || path.startsWith(`${CONSOLE_PREFIX}/`);
-
-/** Only console paths are redirect targets (no open redirect): /console or /console/..., no // or backslash. */
-export function isConsoleLocation(location: string): boolean {
-  return isConsolePath(location.split(/[?#]/)[0]!) && !location.includes("\\") && !location.includes("//");
-}
+export { CONSOLE_PREFIX, isConsoleLocation, isConsolePath } from "../domain/console-path.js";
 
 /** The console's origin as the browser sees it: CONSOLE_BASE_URL, else this request's scheme and host. */
 export const consoleOriginOf = (ctx: Context, settings: Pick<ConsoleSettings, "baseUrl">): string =>

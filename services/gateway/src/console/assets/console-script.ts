@@ -1,5 +1,5 @@
 /**
- * The console's one script, served as /console/assets/<digest>/console.js. The pages work without
+ * The console's one script, served as /console/assets/<digest>/console-script.js. The pages work without
  * it (plain forms, POST-redirect-GET); with it:
  * - every <time datetime> shows the viewer's local time, with the UTC time the server rendered kept
  *   in its title (shown on hover);

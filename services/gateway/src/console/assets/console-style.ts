@@ -1,4 +1,4 @@
-/** The console's one style sheet, served as /console/assets/<digest>/console.css (CSP style-src 'self'). */
+/** The console's one style sheet, served as /console/assets/<digest>/console-style.css (CSP style-src 'self'). */
 export const consoleStyle = `:root {
   color-scheme: light dark;
   --accent: #2457c5;
