@@ -2,6 +2,7 @@ import { consoleLinkRoutes } from "./pages/console-link.js";
 import { homeRoutes } from "./pages/home.js";
 import { invitationRoutes } from "./pages/invitation.js";
 import { signInRoutes } from "./pages/sign-in.js";
+import { userRoutes } from "./pages/users.js";
 import type { ConsoleRoute } from "./route.js";
 
 /**
@@ -14,6 +15,7 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...signInRoutes,
   ...invitationRoutes,
   ...consoleLinkRoutes,
+  ...userRoutes,
 ];
 
 /** The paths before a secret segment (`/console/invitation/` of `/console/invitation/:token`). */
