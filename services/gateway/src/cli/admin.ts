@@ -4,7 +4,8 @@
  * 1 (infrastructure), warnings as {"warning"} lines on stderr. `--help` / `-h`, alone or after a
  * command, prints usage on stdout and exits 0.
  *
- * Key commands use the gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
+ * Key and console user commands (`user create|invite|disable|list`, docs/console.md) use the
+ * gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
  * `key create --tenants` and `event emit`) call the notify service at NOTIFY_ADDR over gRPC;
  * `event emit` publishes through the internal event contract of the webhooks service at
  * WEBHOOKS_ADDR; `usage record` enters token usage through notify's UsageService. Unset variables come from the local stack's .data/stack.env (written by
