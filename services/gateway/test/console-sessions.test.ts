@@ -438,6 +438,9 @@ describe("console users and sessions", () => {
 
       const b = browser();
       const token = body.url!.split("/").pop()!;
+      // A HEAD (a link checker) does not use it up.
+      expect((await b.request("HEAD", pathOf(body.url!))).status).toBe(200);
+      expect(b.cookies.has("console_session")).toBe(false);
       const opened = await b.get(pathOf(body.url!));
       expect(opened.status).toBe(303);
       expect(opened.location).toBe("/console?from=partner");
