@@ -22,27 +22,44 @@ async function append(
   tenantId: string,
   type: string,
   object: Record<string, unknown>,
+  traceparent: string | null | undefined,
 ): Promise<void> {
   const event = { id: newEventId(), type, tenantId, occurredAt: new Date(), object };
-  await appendToOutbox(trx, busEventOutboxEntry(namespace, event));
+  await appendToOutbox(trx, busEventOutboxEntry(namespace, event, traceparent ?? undefined));
 }
 
 export function appendEndpointDeadLettered(
   trx: Knex | Knex.Transaction,
   namespace: string,
-  change: { tenantId: string; endpointId: string; deliveryId: string },
+  /** `traceparent`: the dead-lettered delivery's (its event's trace). */
+  change: { tenantId: string; endpointId: string; deliveryId: string; traceparent?: string | null },
 ): Promise<void> {
-  return append(trx, namespace, change.tenantId, ENDPOINT_DEAD_LETTERED, {
-    endpoint_id: change.endpointId,
-    delivery_id: change.deliveryId,
-    reason_code: ENDPOINT_DEAD_LETTERED,
-  });
+  return append(
+    trx,
+    namespace,
+    change.tenantId,
+    ENDPOINT_DEAD_LETTERED,
+    {
+      endpoint_id: change.endpointId,
+      delivery_id: change.deliveryId,
+      reason_code: ENDPOINT_DEAD_LETTERED,
+    },
+    change.traceparent,
+  );
 }
 
 export function appendEndpointResumed(
   trx: Knex | Knex.Transaction,
   namespace: string,
-  change: { tenantId: string; endpointId: string },
+  /** `traceparent`: the resume call's. */
+  change: { tenantId: string; endpointId: string; traceparent?: string | undefined },
 ): Promise<void> {
-  return append(trx, namespace, change.tenantId, ENDPOINT_RESUMED, { endpoint_id: change.endpointId });
+  return append(
+    trx,
+    namespace,
+    change.tenantId,
+    ENDPOINT_RESUMED,
+    { endpoint_id: change.endpointId },
+    change.traceparent,
+  );
 }

@@ -298,7 +298,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
     },
 
-    async resumeEndpoint(request, { logger }) {
+    async resumeEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/ResumeEndpoint",
@@ -315,7 +315,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         released = await ledger.releaseHeld(trx, updated.id, clock());
         if (deadLettered && deps.events) {
           // The attention item the dead letter opened closes with this commit.
-          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id });
+          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id, traceparent });
           announced = true;
         }
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
@@ -436,7 +436,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async sendTestDelivery(request, { logger }) {
+    async sendTestDelivery(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       // Refuse an unknown or coming-soon type before anything is claimed.
       buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now: clock() });
@@ -458,6 +458,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           payload: payload.toString("utf8"),
           held: endpoint.paused,
           now,
+          traceparent,
         });
         jobs = delivery.status === "held" ? [] : [{ deliveryId: delivery.id, generation: delivery.generation }];
         return { delivery: toProtoDelivery(delivery) };
