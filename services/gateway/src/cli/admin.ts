@@ -4,7 +4,8 @@
  * 1 (infrastructure), warnings as {"warning"} lines on stderr. `--help` / `-h`, alone or after a
  * command, prints usage on stdout and exits 0.
  *
- * Key commands use the gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
+ * Key and console user commands (`user create|invite|disable|list`, docs/console.md) use the
+ * gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
  * `key create --tenants` and `event emit`) call the notify service at NOTIFY_ADDR over gRPC;
  * `event emit` publishes through the internal event contract of the webhooks service at
  * WEBHOOKS_ADDR; `usage record` enters token usage through notify's UsageService. Unset variables come from the local stack's .data/stack.env (written by
@@ -26,6 +27,14 @@ import { inSpan, SpanKind, startTracing, traceIdOf, traceparentOf } from "@platf
 import { migrations } from "../../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "../config.js";
 import { createApiKeyStore } from "../db/api-key-store.js";
+import {
+  CONSOLE_USER_ID_PATTERN,
+  ConsoleUserExistsError,
+  createConsoleStore,
+  type ConsoleUser,
+} from "../db/console-store.js";
+import { consoleRoles, isConsoleRole } from "../domain/console-role.js";
+import { digestConsoleToken, issueConsoleToken } from "../domain/console-token.js";
 import { isScope, issueApiKey, scopes, type Scope } from "../domain/api-key.js";
 import { apiErrorFromGrpc } from "../http/api-error.js";
 import { capabilityToJson, manifestToJson, tenantToJson, usageToJson } from "../routes/representations.js";
@@ -67,6 +76,7 @@ function list(value: string | undefined): string[] {
 /** What a command may use; each is opened on first use and closed at exit. */
 interface Resources {
   db(): Promise<Knex>;
+  config: GatewayConfig;
   notify(): NotifyClient;
   /** Where notify was looked for (for messages). */
   notifyAddress: string;
@@ -348,6 +358,92 @@ const commands: Record<string, Command> = {
       return { ...usageToJson(answer.usage), replayed: answer.replayed };
     },
   },
+  "user create": {
+    usage: "--tenant ID --email E --role owner|admin|viewer",
+    does:
+      "creates a console user of the tenant and prints a one-time invitation URL to set a password " +
+      "(valid CONSOLE_INVITATION_TTL, 7 days by default; under CONSOLE_BASE_URL, else the gateway's local URL)",
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: { tenant: { type: "string" }, email: { type: "string" }, role: { type: "string" } },
+        strict: true,
+      });
+      if (!values.tenant || !values.email || !values.role) {
+        throw new UsageError("user create needs --tenant ID --email E --role owner|admin|viewer");
+      }
+      if (!isConsoleRole(values.role)) throw new UsageError(`--role must be one of ${consoleRoles.join(", ")}`);
+      const email = values.email.trim().toLowerCase();
+      if (!EMAIL.test(email)) throw new UsageError(`--email ${values.email} is not an email address`);
+      await requireTenants(resources, [values.tenant]);
+      const token = issueConsoleToken();
+      const store = createConsoleStore(await resources.db());
+      try {
+        const user = await store.createUser({
+          tenantId: values.tenant,
+          email,
+          role: values.role,
+          invitationDigest: digestConsoleToken(token),
+          invitationTtlMs: resources.config.CONSOLE_INVITATION_TTL,
+        });
+        return {
+          ...userToJson(user),
+          invitationUrl: invitationUrl(resources.config, token),
+          invitationExpiresAt: user.invitationExpiresAt.toISOString(),
+        };
+      } catch (error) {
+        if (error instanceof ConsoleUserExistsError) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+  },
+  "user invite": {
+    usage: "--id USER_ID",
+    does:
+      "prints a new one-time invitation URL for an existing user (a forgotten password); the previous one stops " +
+      "working, the password stays valid until the new one is set",
+    async run(args, resources) {
+      const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
+      if (!values.id) throw new UsageError("user invite needs --id USER_ID");
+      const store = createConsoleStore(await resources.db());
+      const user = CONSOLE_USER_ID_PATTERN.test(values.id) ? await store.findUser(values.id) : undefined;
+      if (!user) throw new UsageError(`no console user ${values.id}`);
+      if (user.disabledAt) throw new UsageError(`console user ${values.id} is disabled`);
+      const token = issueConsoleToken();
+      const expiresAt = await store.reinvite(
+        user.userId,
+        digestConsoleToken(token),
+        resources.config.CONSOLE_INVITATION_TTL,
+      );
+      return {
+        ...userToJson(user),
+        invitationUrl: invitationUrl(resources.config, token),
+        invitationExpiresAt: expiresAt!.toISOString(),
+      };
+    },
+  },
+  "user disable": {
+    usage: "--id USER_ID",
+    does: "disables a console user: every session of theirs ends at once and they can no longer sign in",
+    async run(args, resources) {
+      const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
+      if (!values.id) throw new UsageError("user disable needs --id USER_ID");
+      const store = createConsoleStore(await resources.db());
+      const disabled = CONSOLE_USER_ID_PATTERN.test(values.id) ? await store.disableUser(values.id) : undefined;
+      if (!disabled) throw new UsageError(`no console user ${values.id}`);
+      return { ...userToJson(disabled.user), sessionsEnded: disabled.sessionsEnded };
+    },
+  },
+  "user list": {
+    usage: "--tenant ID",
+    does: "lists the tenant's console users",
+    async run(args, resources) {
+      const { values } = parseArgs({ args, options: { tenant: { type: "string" } }, strict: true });
+      if (!values.tenant) throw new UsageError("user list needs --tenant ID");
+      const users = await createConsoleStore(await resources.db()).listUsers(values.tenant);
+      return { users: users.map(userToJson) };
+    },
+  },
   "projection rebuild": {
     usage: "",
     does:
@@ -362,6 +458,27 @@ const commands: Record<string, Command> = {
     },
   },
 };
+
+/** Enough to catch a typo; the invitation proves the address. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function userToJson(user: ConsoleUser) {
+  return {
+    id: user.userId,
+    tenant: user.tenantId,
+    email: user.email,
+    role: user.role,
+    createdAt: user.createdAt.toISOString(),
+    disabledAt: user.disabledAt?.toISOString() ?? null,
+    passwordSet: user.hasPassword,
+  };
+}
+
+/** CONSOLE_BASE_URL, else the gateway's local URL (its HOST and PORT). */
+function invitationUrl(config: GatewayConfig, token: string): string {
+  const base = config.CONSOLE_BASE_URL ?? `http://${config.HOST}:${config.PORT}`;
+  return `${base}/console/invitation/${token}`;
+}
 
 /** A rebuild replays the whole stream (30 days): far longer than an ordinary call may take. */
 const REBUILD_TIMEOUT_MS = 30 * 60_000;
@@ -447,6 +564,7 @@ function openResources(
   let projections: ProjectionClient | undefined;
   return {
     resources: {
+      config,
       db: () =>
         (db ??= (async () => {
           const knex = createDatabase({ url: config.DATABASE_URL, schema: GATEWAY_SCHEMA, poolMax: 2 });
