@@ -83,6 +83,11 @@ export interface CreateEndpointRequest {
   eventTypes: string[];
   /** The partner's Idempotency-Key; recorded with the effect. */
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface CreateEndpointResponse {
@@ -135,6 +140,11 @@ export interface UpdateEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface UpdateEndpointResponse {
@@ -148,6 +158,11 @@ export interface DeleteEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface PauseEndpointRequest {
@@ -156,6 +171,11 @@ export interface PauseEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface ResumeEndpointRequest {
@@ -164,6 +184,11 @@ export interface ResumeEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface RotateSecretRequest {
@@ -172,6 +197,11 @@ export interface RotateSecretRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface DeleteEndpointResponse {
@@ -307,6 +337,11 @@ export interface RedriveDeliveryRequest {
   endpointId: string;
   deliveryId: string;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface RedriveDeliveryResponse {
@@ -379,7 +414,7 @@ export interface Recovery {
   redriven: string;
   /** No longer redrivable when their turn came (they succeeded meanwhile, or left the retention). */
   skipped: string;
-  /** Why a failed recovery stopped, e.g. "webhook.endpoint_deleted". */
+  /** Why a failed recovery stopped, e.g. "webhook.recovery_endpoint_deleted". */
   failureCode?: string | undefined;
   createdAt: string;
   startedAt?: string | undefined;
@@ -429,6 +464,11 @@ export interface SendTestDeliveryRequest {
   /** Any subscribable event type; the payload is synthetic and livemode is false. */
   eventType: string;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface SendTestDeliveryResponse {
@@ -863,7 +903,7 @@ export const Endpoint: MessageFns<Endpoint> = {
 };
 
 function createBaseCreateEndpointRequest(): CreateEndpointRequest {
-  return { tenantId: "", url: "", description: "", eventTypes: [], idempotencyKey: "" };
+  return { tenantId: "", url: "", description: "", eventTypes: [], idempotencyKey: "", actor: undefined };
 }
 
 export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
@@ -882,6 +922,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(42).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(50).string(message.actor);
     }
     return writer;
   },
@@ -939,6 +982,14 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -970,6 +1021,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -990,6 +1042,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1003,6 +1058,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     message.description = object.description ?? "";
     message.eventTypes = object.eventTypes?.map((e) => e) || [];
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1550,6 +1606,7 @@ function createBaseUpdateEndpointRequest(): UpdateEndpointRequest {
     eventTypes: undefined,
     expectedVersion: undefined,
     idempotencyKey: "",
+    actor: undefined,
   };
 }
 
@@ -1575,6 +1632,9 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(58).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(66).string(message.actor);
     }
     return writer;
   },
@@ -1648,6 +1708,14 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1689,6 +1757,7 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1715,6 +1784,9 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1732,6 +1804,7 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
       : undefined;
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1824,7 +1897,7 @@ export const UpdateEndpointResponse: MessageFns<UpdateEndpointResponse> = {
 };
 
 function createBaseDeleteEndpointRequest(): DeleteEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
@@ -1840,6 +1913,9 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -1889,6 +1965,14 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1923,6 +2007,7 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1940,6 +2025,9 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1952,12 +2040,13 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBasePauseEndpointRequest(): PauseEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
@@ -1973,6 +2062,9 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -2022,6 +2114,14 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2056,6 +2156,7 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -2073,6 +2174,9 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2085,12 +2189,13 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBaseResumeEndpointRequest(): ResumeEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
@@ -2106,6 +2211,9 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -2155,6 +2263,14 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2189,6 +2305,7 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -2206,6 +2323,9 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2218,12 +2338,13 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBaseRotateSecretRequest(): RotateSecretRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
@@ -2239,6 +2360,9 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -2288,6 +2412,14 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2322,6 +2454,7 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -2339,6 +2472,9 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2351,6 +2487,7 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -3972,7 +4109,7 @@ export const GetDeliveryResponse: MessageFns<GetDeliveryResponse> = {
 };
 
 function createBaseRedriveDeliveryRequest(): RedriveDeliveryRequest {
-  return { tenantId: "", endpointId: "", deliveryId: "", idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", deliveryId: "", idempotencyKey: "", actor: undefined };
 }
 
 export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
@@ -3988,6 +4125,9 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -4037,6 +4177,14 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4071,6 +4219,7 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -4088,6 +4237,9 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -4100,6 +4252,7 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.deliveryId = object.deliveryId ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -5548,7 +5701,7 @@ export const GetRecoveryResponse: MessageFns<GetRecoveryResponse> = {
 };
 
 function createBaseSendTestDeliveryRequest(): SendTestDeliveryRequest {
-  return { tenantId: "", endpointId: "", eventType: "", idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", eventType: "", idempotencyKey: "", actor: undefined };
 }
 
 export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
@@ -5564,6 +5717,9 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -5613,6 +5769,14 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5647,6 +5811,7 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -5664,6 +5829,9 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -5676,6 +5844,7 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.eventType = object.eventType ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };

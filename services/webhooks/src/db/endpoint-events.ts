@@ -1,11 +1,13 @@
 /**
- * The webhooks service's internal facts for the tenant projections (events-contract.md):
- * `webhook.endpoint_dead_lettered` when a dead-lettered delivery pauses its endpoint (with the
- * error class of its last attempt as `cause`), `webhook.endpoint_resumed` when an endpoint paused
- * for that reason is resumed, and `webhook.endpoint_recovery_started` / `_finished` around a
- * recovery (with who asked for it as `actor`). Written to the
- * webhooks outbox in the transaction of the change; the relay publishes them after the commit.
- * They are not in the webhook catalog: the fan-out ignores them (only notify's projector uses them).
+ * The webhooks service's internal facts for the tenant projections (events-contract.md), each with
+ * the actor when the caller named one: `webhook.endpoint_dead_lettered` when a dead-lettered
+ * delivery pauses its endpoint (with the error class of its last attempt as `cause`),
+ * `webhook.endpoint_resumed` on every resume (it closes the dead-letter attention item), one fact
+ * per other console or API action (created, updated, deleted, paused, secret rotated, delivery
+ * redriven, test delivery sent), and `webhook.endpoint_recovery_started` / `_finished` around a
+ * recovery. Written to the webhooks outbox in the transaction of the change; the relay publishes
+ * them after the commit. They are not in the webhook catalog: the fan-out ignores them (only
+ * notify's projector uses them).
  */
 import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { appendToOutbox } from "@platform/service-kit/outbox";
@@ -15,6 +17,7 @@ import {
   ENDPOINT_RECOVERY_FINISHED,
   ENDPOINT_RECOVERY_STARTED,
   ENDPOINT_RESUMED,
+  type EndpointActionType,
 } from "../domain/endpoint.js";
 
 export interface EndpointEvents {
@@ -48,12 +51,35 @@ export function appendEndpointDeadLettered(
   });
 }
 
+/** On every resume; it also closes the dead-letter attention item when one is open. */
 export function appendEndpointResumed(
   trx: Knex | Knex.Transaction,
   namespace: string,
-  change: { tenantId: string; endpointId: string },
+  change: { tenantId: string; endpointId: string; actor?: string | null },
 ): Promise<void> {
-  return append(trx, namespace, change.tenantId, ENDPOINT_RESUMED, { endpoint_id: change.endpointId });
+  return append(trx, namespace, change.tenantId, ENDPOINT_RESUMED, {
+    endpoint_id: change.endpointId,
+    ...(change.actor ? { actor: change.actor } : {}),
+  });
+}
+
+/** A console or API action on an endpoint or one of its deliveries (the activity feed). */
+export function appendEndpointAction(
+  trx: Knex | Knex.Transaction,
+  namespace: string,
+  action: {
+    tenantId: string;
+    type: EndpointActionType;
+    endpointId: string;
+    deliveryId?: string;
+    actor: string | null;
+  },
+): Promise<void> {
+  return append(trx, namespace, action.tenantId, action.type, {
+    endpoint_id: action.endpointId,
+    ...(action.deliveryId ? { delivery_id: action.deliveryId } : {}),
+    ...(action.actor ? { actor: action.actor } : {}),
+  });
 }
 
 export function appendRecoveryStarted(

@@ -96,7 +96,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): Periodic {
         endpoint = await endpoints.lock(trx, held.tenantId, held.endpointId);
       } catch (error) {
         if (error instanceof EndpointNotFoundError)
-          return finish({ state: "failed", failureCode: "webhook.endpoint_deleted" });
+          return finish({ state: "failed", failureCode: "webhook.recovery_endpoint_deleted" });
         throw error;
       }
       let outcome: "redriven" | "skipped" = "skipped";

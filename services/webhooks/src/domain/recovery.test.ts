@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recoveryActor, recoveryWindow, redriveDueAt } from "./recovery.js";
+import { recoveryWindow, redriveDueAt } from "./recovery.js";
 
 const now = new Date("2026-07-31T12:00:00.000Z");
 const retentionMs = 30 * 86_400_000;
@@ -40,16 +40,6 @@ describe("recoveryWindow", () => {
     expect(refusal(() => window("2026-07-31")).code).toBe("webhook.recovery_window_invalid");
     expect(refusal(() => window("yesterday")).code).toBe("webhook.recovery_window_invalid");
     expect(refusal(() => window("2026-07-31T11:00:00")).code).toBe("webhook.recovery_window_invalid");
-  });
-});
-
-describe("recoveryActor", () => {
-  it("trims, treats empty as none, refuses long or multi-line actors", () => {
-    expect(recoveryActor(undefined)).toBeNull();
-    expect(recoveryActor("  ")).toBeNull();
-    expect(recoveryActor(" console:ana@example.com ")).toBe("console:ana@example.com");
-    expect(refusal(() => recoveryActor("a".repeat(201))).code).toBe("request.invalid");
-    expect(refusal(() => recoveryActor("a\nb")).code).toBe("request.invalid");
   });
 });
 

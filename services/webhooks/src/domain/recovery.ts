@@ -11,8 +11,6 @@ export type RecoveryState = "queued" | "running" | "completed" | "failed";
 /** The statuses a recovery redrives: what a single redrive accepts. */
 export const recoverableStatuses: readonly DeliveryStatus[] = ["awaiting_retry", "dead_lettered"];
 
-export const MAX_ACTOR_LENGTH = 200;
-
 export interface RecoveryWindow {
   since: Date;
   /** Exclusive; the recovery's creation time when not given. */
@@ -55,19 +53,6 @@ export function recoveryWindow(
   const until = instant(input.until, "until");
   if (until.getTime() <= since.getTime()) throw windowInvalid("until must be after since");
   return { since, until, untilGiven: true };
-}
-
-/** The optional actor: trimmed, 1-200 characters, one line; empty counts as not given. */
-export function recoveryActor(actor: string | undefined): string | null {
-  const trimmed = actor?.trim() ?? "";
-  if (trimmed === "") return null;
-  if ([...trimmed].length > MAX_ACTOR_LENGTH || /\p{Cc}/u.test(trimmed)) {
-    throw new InvalidArgumentError(
-      "request.invalid",
-      `actor must be one line of at most ${MAX_ACTOR_LENGTH} characters`,
-    );
-  }
-  return trimmed;
 }
 
 /**
