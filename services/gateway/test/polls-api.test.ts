@@ -319,7 +319,8 @@ describe("the poll reads: work, attention, activity", () => {
     expect(activity.find((entry) => entry.type === "webhook.endpoint_created")).toMatchObject({
       subjectKind: "webhook_endpoint",
       subjectId: failingId,
-      actor: null,
+      // An API call names its key (by id) as the actor.
+      actor: expect.stringMatching(/^api_key:key_[0-9a-f]{24}$/) as string,
     });
 
     // The fan-out ignored the internal facts (no event row, no delivery) but removed webhooks' own
