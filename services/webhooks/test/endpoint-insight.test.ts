@@ -544,6 +544,17 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
       });
       expect(answer.recovery).toMatchObject({ state: "completed", total: "0", done: "0" });
       expect(answer.recovery!.finishedAt).toBeDefined();
+      const second = await rpc("recoverDeliveries", {
+        tenantId: tenant,
+        endpointId: endpoint.id,
+        since: new Date(Date.now() - 2 * HOUR).toISOString(),
+        dryRun: false,
+        idempotencyKey: key(),
+      });
+      const listed = await rpc("listRecoveries", { tenantId: tenant, endpointId: endpoint.id, limit: 0 });
+      expect(listed.recoveries.map((r) => r.id)).toEqual([second.recovery!.id, answer.recovery!.id]);
+      const one = await rpc("listRecoveries", { tenantId: tenant, endpointId: endpoint.id, limit: 1 });
+      expect(one.recoveries).toEqual([second.recovery]);
     });
 
     it("refuses since in the future, older than the retention, a paused endpoint, unknown ids", async () => {

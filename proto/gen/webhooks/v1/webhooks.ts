@@ -458,6 +458,21 @@ export interface GetRecoveryResponse {
   recovery: Recovery | undefined;
 }
 
+export interface ListRecoveriesRequest {
+  tenantId: string;
+  endpointId: string;
+  /** 1-100; 0 means the default (20). */
+  limit: number;
+}
+
+export interface ListRecoveriesResponse {
+  /**
+   * The endpoint's latest recoveries, newest first (an active one, if any, is among them: it is
+   * the newest, since an endpoint runs one at a time).
+   */
+  recoveries: Recovery[];
+}
+
 export interface SendTestDeliveryRequest {
   tenantId: string;
   endpointId: string;
@@ -5700,6 +5715,186 @@ export const GetRecoveryResponse: MessageFns<GetRecoveryResponse> = {
   },
 };
 
+function createBaseListRecoveriesRequest(): ListRecoveriesRequest {
+  return { tenantId: "", endpointId: "", limit: 0 };
+}
+
+export const ListRecoveriesRequest: MessageFns<ListRecoveriesRequest> = {
+  encode(message: ListRecoveriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecoveriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecoveriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecoveriesRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListRecoveriesRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecoveriesRequest>, I>>(base?: I): ListRecoveriesRequest {
+    return ListRecoveriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecoveriesRequest>, I>>(object: I): ListRecoveriesRequest {
+    const message = createBaseListRecoveriesRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseListRecoveriesResponse(): ListRecoveriesResponse {
+  return { recoveries: [] };
+}
+
+export const ListRecoveriesResponse: MessageFns<ListRecoveriesResponse> = {
+  encode(message: ListRecoveriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.recoveries) {
+      Recovery.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecoveriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecoveriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.recoveries.push(Recovery.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecoveriesResponse {
+    return {
+      recoveries: globalThis.Array.isArray(object?.recoveries)
+        ? object.recoveries.map((e: any) => Recovery.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListRecoveriesResponse): unknown {
+    const obj: any = {};
+    if (message.recoveries?.length) {
+      obj.recoveries = message.recoveries.map((e) => Recovery.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecoveriesResponse>, I>>(base?: I): ListRecoveriesResponse {
+    return ListRecoveriesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecoveriesResponse>, I>>(object: I): ListRecoveriesResponse {
+    const message = createBaseListRecoveriesResponse();
+    message.recoveries = object.recoveries?.map((e) => Recovery.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseSendTestDeliveryRequest(): SendTestDeliveryRequest {
   return { tenantId: "", endpointId: "", eventType: "", idempotencyKey: "", actor: undefined };
 }
@@ -6499,6 +6694,18 @@ export const WebhookServiceService = {
     responseSerialize: (value: GetRecoveryResponse): Buffer => Buffer.from(GetRecoveryResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetRecoveryResponse => GetRecoveryResponse.decode(value),
   },
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries: {
+    path: "/webhooks.v1.WebhookService/ListRecoveries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListRecoveriesRequest): Buffer =>
+      Buffer.from(ListRecoveriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListRecoveriesRequest => ListRecoveriesRequest.decode(value),
+    responseSerialize: (value: ListRecoveriesResponse): Buffer =>
+      Buffer.from(ListRecoveriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListRecoveriesResponse => ListRecoveriesResponse.decode(value),
+  },
 } as const;
 
 export interface WebhookServiceServer extends UntypedServiceImplementation {
@@ -6519,6 +6726,8 @@ export interface WebhookServiceServer extends UntypedServiceImplementation {
   /** Dry run: the count. Otherwise a durable recovery job, run throttled by any webhooks replica. */
   recoverDeliveries: handleUnaryCall<RecoverDeliveriesRequest, RecoverDeliveriesResponse>;
   getRecovery: handleUnaryCall<GetRecoveryRequest, GetRecoveryResponse>;
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries: handleUnaryCall<ListRecoveriesRequest, ListRecoveriesResponse>;
 }
 
 export interface WebhookServiceClient extends Client {
@@ -6762,6 +6971,22 @@ export interface WebhookServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetRecoveryResponse) => void,
+  ): ClientUnaryCall;
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
+  ): ClientUnaryCall;
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
+  ): ClientUnaryCall;
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -34,7 +34,13 @@ import {
   type EndpointEvents,
 } from "../db/endpoint-events.js";
 import { actorOf } from "../domain/actor.js";
-import { countRecoverable, getRecovery, insertRecovery, type RecoveryRecord } from "../db/recovery-store.js";
+import {
+  countRecoverable,
+  getRecovery,
+  insertRecovery,
+  listRecoveries,
+  type RecoveryRecord,
+} from "../db/recovery-store.js";
 import { errorClassOf } from "../domain/attempt-outcome.js";
 import { endpointHealth, successRateOf } from "../domain/endpoint-health.js";
 import { EndpointPausedError, recoveryWindow } from "../domain/recovery.js";
@@ -630,6 +636,13 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       await endpoints.get(deps.db, tenantId, request.endpointId);
       const recovery = await getRecovery(deps.db, tenantId, request.endpointId, request.recoveryId);
       return { recovery: toProtoRecovery(recovery) };
+    },
+
+    async listRecoveries(request) {
+      const tenantId = requireTenant(request.tenantId);
+      const endpoint = await endpoints.get(deps.db, tenantId, request.endpointId);
+      const recoveries = await listRecoveries(deps.db, tenantId, endpoint.id, pageSize(request.limit));
+      return { recoveries: recoveries.map(toProtoRecovery) };
     },
   };
 }
