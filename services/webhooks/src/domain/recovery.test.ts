@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recoveryWindow, redriveDueAt } from "./recovery.js";
+import { nextRedriveAt, recoveryWindow } from "./recovery.js";
 
 const now = new Date("2026-07-31T12:00:00.000Z");
 const retentionMs = 30 * 86_400_000;
@@ -43,10 +43,10 @@ describe("recoveryWindow", () => {
   });
 });
 
-describe("redriveDueAt", () => {
-  it("spaces redrives 1/rate apart from the start of the run", () => {
-    expect(redriveDueAt(1000, 0, 5)).toBe(1000);
-    expect(redriveDueAt(1000, 1, 5)).toBe(1200);
-    expect(redriveDueAt(1000, 10, 5)).toBe(3000);
+describe("nextRedriveAt", () => {
+  it("the first at once, each next 1/rate after the previous one began", () => {
+    expect(nextRedriveAt(undefined, 5)).toBe(0);
+    expect(nextRedriveAt(1000, 5)).toBe(1200);
+    expect(nextRedriveAt(1000, 0.5)).toBe(3000);
   });
 });

@@ -56,11 +56,12 @@ export function recoveryWindow(
 }
 
 /**
- * The pacing of a recovery at `ratePerSecond`: the i-th redrive (0-based) of a run is due
- * i / rate seconds after the run began, so N redrives take at least (N - 1) / rate seconds.
+ * The pacing of a recovery at `ratePerSecond`: a redrive is due 1 / rate seconds after the
+ * previous one began (the first at once), so redrives are never closer than that and N of them
+ * take at least (N - 1) / rate seconds. A slow step is never made up for by a quicker next one.
  */
-export function redriveDueAt(runStartedAtMs: number, index: number, ratePerSecond: number): number {
-  return runStartedAtMs + (index * 1000) / ratePerSecond;
+export function nextRedriveAt(previousRedriveAtMs: number | undefined, ratePerSecond: number): number {
+  return previousRedriveAtMs === undefined ? 0 : previousRedriveAtMs + 1000 / ratePerSecond;
 }
 
 export class EndpointPausedError extends DomainError {
