@@ -593,12 +593,14 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
     async recoverDeliveries(request, { logger }) {
       const tenantId = requireTenant(request.tenantId);
       const actor = actorOf(request.actor);
-      const window = recoveryWindow({ since: request.since, until: request.until }, { now: clock(), retentionMs });
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RecoverDeliveries",
         RecoverDeliveriesRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        // Checked on the first execution only: a replay answers as the first did, even once its
+        // since has left the retention.
+        const window = recoveryWindow({ since: request.since, until: request.until }, { now: clock(), retentionMs });
         const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
         if (request.dryRun) {
           return { wouldRecover: String(await countRecoverable(trx, endpoint.id, window)), recovery: undefined };
