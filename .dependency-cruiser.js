@@ -4,7 +4,7 @@
 //
 // A service's source is layered, outermost first:
 //   main.ts, migrate.ts, cli/       entry points: wire everything, imported by nothing
-//   grpc/ events/ delivery/ channel/ http/ routes/
+//   grpc/ events/ delivery/ channel/ http/ routes/ console/
 //                                   adapters: transport, broker, outbound calls
 //   db/                             storage: all of the service's SQL
 //   domain/                         plain functions and types
@@ -24,7 +24,7 @@ const npmPackage = (name) => `(^|node_modules/)${name}(/|$)`;
 const ownFolders = (folders) => `^services/$1/src/(${folders.join("|")})/`;
 
 const servicePackages = "@platform/(catalog|notify|webhooks|gateway)";
-const adapters = ["grpc", "events", "delivery", "channel", "http", "routes"];
+const adapters = ["grpc", "events", "delivery", "channel", "http", "routes", "console"];
 const entryPoints = "^services/$1/src/(main\\.ts$|migrate\\.ts$|cli/)";
 // Tests beside the code exercise it from the outside: the layering binds the code, not them.
 const notATest = "\\.test\\.ts$";
@@ -94,7 +94,7 @@ export default {
       name: "adapters-import-one-way",
       severity: "error",
       comment:
-        "Two adapter folders of a service (grpc/, events/, delivery/, channel/, http/, routes/) " +
+        "Two adapter folders of a service (grpc/, events/, delivery/, channel/, http/, routes/, console/) " +
         "never import each other both ways: one of them is the lower one.",
       scope: "folder",
       from: { path: `^services/[^/]+/src/(${adapters.join("|")})(/|$)` },

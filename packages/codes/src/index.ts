@@ -7,6 +7,7 @@
  */
 import { activationCodes } from "./catalogue/activation.js";
 import { authCodes } from "./catalogue/auth.js";
+import { consoleCodes } from "./catalogue/console.js";
 import { eventCodes } from "./catalogue/event.js";
 import { notificationCodes } from "./catalogue/notification.js";
 import { petCodes } from "./catalogue/pet.js";
@@ -25,6 +26,7 @@ export const codeCatalogue = {
   ...requestCodes,
   ...authCodes,
   ...tenantCodes,
+  ...consoleCodes,
   ...usageCodes,
   ...activationCodes,
   ...notificationCodes,

@@ -8,7 +8,7 @@ import {
   type StatusObject,
 } from "@grpc/grpc-js";
 import { isIPv4, isIPv6 } from "node:net";
-import { GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
+import { ACTOR_METADATA, GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
 import { TRACEPARENT } from "./tracing.js";
 
 /** A unary method of a generated service definition (ts-proto `XServiceService.method`). */
@@ -42,6 +42,11 @@ export interface CallOptions {
   traceparent?: string | undefined;
   /** This call's deadline, in milliseconds from its start, instead of the client's default. */
   timeoutMs?: number;
+  /**
+   * Who asked, when a person did (a console user: `console:<userId>`), sent as the `x-actor`
+   * metadata so the service can attribute the action; absent for API keys and operators.
+   */
+  actor?: string | undefined;
 }
 
 /** A client's methods, derived from its definition: one promise-returning function per unary method. */
@@ -180,6 +185,7 @@ function startUnaryCall<Req, Res>(
   const metadata = new Metadata();
   metadata.set(REQUEST_ID_METADATA, options.requestId);
   if (options.traceparent) metadata.set(TRACEPARENT, options.traceparent);
+  if (options.actor) metadata.set(ACTOR_METADATA, options.actor);
   return new Promise<Res>((resolve, reject) => {
     const call = channel.createCall(method.path, Date.now() + timeoutMs, undefined, null, null);
     let response: { value: Res } | undefined;

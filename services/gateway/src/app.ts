@@ -21,6 +21,11 @@ import { requestId } from "./http/middleware/request-id.js";
 import { traceContext } from "./http/middleware/trace-context.js";
 import { writeProblem, type UncataloguedProblemCode } from "./http/problem.js";
 import { EXACT_ROUTES, routerOf } from "./http/router.js";
+import type { ConsoleLinks } from "./db/console-links.js";
+import type { ConsoleStore } from "./db/console-store.js";
+import { consoleOriginOf, type ConsoleSettings } from "./console/route.js";
+import { consoleMiddleware } from "./console/router.js";
+import { consoleRoutes, redactConsolePath } from "./console/routes.js";
 import "./http/state.js";
 
 export interface Readiness {
@@ -44,6 +49,10 @@ export interface GatewayDeps {
   publicBaseUrl: string;
   /** Spans of every request (no-op when OTEL_EXPORTER_OTLP_ENDPOINT is unset; the default). */
   tracing?: Tracing;
+  /** TRUST_PROXY: take the scheme and client address from X-Forwarded-Proto / X-Forwarded-For. */
+  trustProxy?: boolean;
+  /** The console under /console (docs/console.md); not mounted when absent. */
+  console?: { store: ConsoleStore; settings: ConsoleSettings; links: ConsoleLinks };
 }
 
 /** Anything thrown below becomes an ApiError: ours as is, client errors from Koa by status, the rest 500. */
@@ -90,7 +99,7 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, 
     log.info(
       {
         method: ctx.method,
-        path: ctx.path,
+        path: redactConsolePath(ctx.path),
         status: ctx.status,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
       },
@@ -116,6 +125,10 @@ const publicDocuments = new Set(["/v1/openapi.json", "/api/v1/openapi.json"]);
 export function createGatewayApp(deps: GatewayDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by handleErrorsAndLog, with the request id
+  app.proxy = deps.trustProxy ?? false;
+  // Behind one trusted proxy: the client address is the last X-Forwarded-For entry (the one the
+  // proxy appended), never an earlier one a client could have written itself.
+  app.maxIpsCount = 1;
 
   const operational = new Router(EXACT_ROUTES);
   operational.get("/healthz", (ctx) => {
@@ -136,7 +149,11 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   });
 
   // Every operation of both surfaces: one router over the capabilities' route tables.
-  const router = routerOf(routes, deps);
+  const site = deps.console;
+  const router = routerOf(routes, {
+    ...deps,
+    console: site && { links: site.links, origin: (ctx: Context) => consoleOriginOf(ctx, site.settings) },
+  });
 
   const requireKey = authenticate(deps.apiKeys);
   const limit = rateLimit(deps.rateLimits, (ctx) => {
@@ -157,6 +174,12 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   app.use(handleErrorsAndLog(deps.logger, deps.problemBaseUri, deps.registry));
   app.use(operational.routes());
   app.use(operational.allowedMethods());
+  if (deps.console) {
+    // Everything under /console: pages, their checks and errors, as HTML; never the API's edge.
+    const { notify, webhooks, projections } = deps;
+    const { store, settings } = deps.console;
+    app.use(consoleMiddleware(consoleRoutes, { notify, webhooks, projections, store, settings }));
+  }
   app.use(announceDeprecations(catalogRoutes, deps.publicBaseUrl));
   app.use(edge);
   app.use(router.routes());

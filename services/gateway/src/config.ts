@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { databaseSettings, env, loadConfig, processSettings, type Environment } from "@platform/service-kit/config";
+import {
+  databaseSettings,
+  env,
+  idempotencySettings,
+  loadConfig,
+  processSettings,
+  type Environment,
+} from "@platform/service-kit/config";
 
 const schema = z.object({
   ...databaseSettings,
@@ -39,6 +46,49 @@ const schema = z.object({
       (v) => v === undefined || v === "" || /^https?:\/\/[^/]+$/.test(v),
       "must be an origin such as https://api.example.com",
     ),
+  /**
+   * Behind a reverse proxy or load balancer that sets X-Forwarded-Proto and X-Forwarded-For (and
+   * strips what clients send): trust them for the request's scheme (the console's Secure,
+   * __Host- cookie) and the client address (login throttling, rate limits by address). Off by
+   * default: a client could otherwise claim any address.
+   */
+  TRUST_PROXY: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
+  /** Origin of the console in invitation and console-link URLs; default the gateway's local URL. */
+  CONSOLE_BASE_URL: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v))
+    .refine(
+      (v) => v === undefined || /^https?:\/\/[^/]+$/.test(v),
+      "must be an origin such as https://console.example.com",
+    ),
+  /** A console session ends after this long without a request... */
+  CONSOLE_SESSION_IDLE: env.duration(30 * 60_000),
+  /** ...and this long after sign-in, whatever happens. */
+  CONSOLE_SESSION_ABSOLUTE: env.duration(12 * 3_600_000),
+  /** How long an invitation link (admin `user create`) stays valid. */
+  CONSOLE_INVITATION_TTL: env.duration(7 * 86_400_000),
+  /** How long a console link minted through the API stays valid (it is single-use in any case). */
+  CONSOLE_LINK_TTL: env.duration(5 * 60_000),
+  /** Sign-in attempts counted per account and per client address within one window. */
+  CONSOLE_LOGIN_WINDOW: env.duration(15 * 60_000),
+  CONSOLE_LOGIN_ACCOUNT_LIMIT: env.positiveInt(5),
+  CONSOLE_LOGIN_ADDRESS_LIMIT: env.positiveInt(50),
+  /**
+   * The CSP frame-ancestors of the console: 'none' (default) or a space-separated list of the
+   * partners' origins allowed to frame it (https://app.partner.example).
+   */
+  CONSOLE_FRAME_ANCESTORS: z
+    .string()
+    .default("'none'")
+    .refine(
+      (v) => v === "'none'" || v === "'self'" || v.split(/\s+/).every((o) => /^https:\/\/[^/\s;,']+$/.test(o)),
+      "must be 'none', 'self' or space-separated https:// origins",
+    ),
+  ...idempotencySettings,
 });
 
 const checkedSchema = schema.superRefine((config, ctx) => {

@@ -9,8 +9,12 @@ import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
-import { GATEWAY_SCHEMA, loadGatewayConfig } from "./config.js";
+import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "./config.js";
+import type { ConsoleSettings } from "./console/route.js";
 import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
+import { createConsoleLinks } from "./db/console-links.js";
+import { createConsoleStore } from "./db/console-store.js";
+import { purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { createFleetStore, FleetHeartbeat, newFleetMemberId } from "./db/fleet-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
@@ -20,6 +24,22 @@ import { TokenBuckets } from "./domain/token-buckets.js";
 import { createGatewayApp, type Readiness } from "./app.js";
 
 const bootLogger = createLogger("gateway", "info");
+
+function consoleSettingsOf(config: GatewayConfig): ConsoleSettings {
+  return {
+    baseUrl: config.CONSOLE_BASE_URL,
+    idleMs: config.CONSOLE_SESSION_IDLE,
+    absoluteMs: config.CONSOLE_SESSION_ABSOLUTE,
+    invitationTtlMs: config.CONSOLE_INVITATION_TTL,
+    linkTtlMs: config.CONSOLE_LINK_TTL,
+    login: {
+      windowMs: config.CONSOLE_LOGIN_WINDOW,
+      accountLimit: config.CONSOLE_LOGIN_ACCOUNT_LIMIT,
+      addressLimit: config.CONSOLE_LOGIN_ADDRESS_LIMIT,
+    },
+    frameAncestors: config.CONSOLE_FRAME_ANCESTORS,
+  };
+}
 const build = readBuildInfo(import.meta.url);
 
 async function main() {
@@ -99,6 +119,24 @@ async function main() {
   });
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db) });
   const tracing = await startTracing("gateway", config);
+  const consoleStore = createConsoleStore(db);
+  // Console links are the one mutation the gateway owns: it purges its own expired Idempotency-Keys.
+  const purgeIdempotencyKeys = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
+  // Ended sessions, used links and old throttle windows are kept a week, then deleted.
+  const purgeConsole = setInterval(() => {
+    consoleStore
+      .purgeExpired({
+        absoluteMs: config.CONSOLE_SESSION_ABSOLUTE,
+        windowMs: config.CONSOLE_LOGIN_WINDOW,
+        keepMs: 7 * 86_400_000,
+      })
+      .then(
+        (purged) =>
+          purged > 0 && logger.info({ purged }, "expired console sessions, links and throttle windows purged"),
+        (error: unknown) => logger.warn({ err: error }, "console purge failed; will retry"),
+      );
+  }, config.IDEMPOTENCY_PURGE_INTERVAL);
+  purgeConsole.unref();
   const app = createGatewayApp({
     catalog,
     notify,
@@ -112,6 +150,15 @@ async function main() {
     readiness,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? "",
     tracing,
+    trustProxy: config.TRUST_PROXY,
+    console: {
+      store: consoleStore,
+      settings: consoleSettingsOf(config),
+      links: createConsoleLinks(db, consoleStore, {
+        ttlMs: config.CONSOLE_LINK_TTL,
+        idempotency: { ttlMs: config.IDEMPOTENCY_TTL, leaseMs: config.IDEMPOTENCY_LEASE },
+      }),
+    },
   });
   const server = createServer(app.callback());
   server.on("request", (_req, res: ServerResponse) => {
@@ -154,6 +201,8 @@ async function main() {
       await fleet.stop();
       await metrics.close();
       clearInterval(evictIdleBuckets);
+      purgeIdempotencyKeys.stop();
+      clearInterval(purgeConsole);
       catalog.close();
       catalogHealth.close();
       notify.close();

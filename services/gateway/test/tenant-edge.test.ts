@@ -50,6 +50,7 @@ describe("tenant interface edge", () => {
       since: new Date(Date.now() - 2 * 3_600_000).toISOString(),
       until: new Date(Date.now() - 3_600_000).toISOString(),
     },
+    createConsoleLink: { email: "walk@example.com" },
   };
 
   /** The {endpointId} and {deliveryId} the walk uses: deletion gets an endpoint of its own. */
@@ -88,6 +89,7 @@ describe("tenant interface edge", () => {
     );
     tenant = (await stack.admin("tenant", "create", "--name", "Acme")).id as string;
     await stack.admin("tenant", "activate", "--id", tenant);
+    await stack.admin("user", "create", "--tenant", tenant, "--email", "walk@example.com", "--role", "viewer");
     other = (await stack.admin("tenant", "create", "--name", "Other", "--plan", "commercial")).id as string;
     // The CLI refuses to grant a tenant that does not exist; a grant of one that is gone (or never
     // was) is written straight into the table, as if the tenant had been deleted after the grant.

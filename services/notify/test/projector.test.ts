@@ -68,7 +68,7 @@ describe("the projector (real NATS and Postgres)", () => {
     jsm = await nc.jetstreamManager();
     js = nc.jetstream();
     await declareEventsStream(jsm, namespace);
-    await declareProjectionsConsumer(jsm, namespace);
+    await declareProjectionsConsumer(jsm, namespace, 30_000);
     relay = startOutboxRelay({ db, js, logger, pollIntervalMs: 200, republishAfterMs: 60_000 });
     const events = createEventOutbox({ namespace, kick: () => relay.kick() });
     sends = createNotificationService({

@@ -1,4 +1,6 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import type { DomainError } from "@platform/service-kit/errors";
+import { statusForErrorKind } from "@platform/service-kit/grpc-server";
 
 /**
  * The one error the gateway's HTTP layer throws. `status` is the HTTP status; `code` a stable
@@ -141,4 +143,14 @@ export async function callService<T>(promise: Promise<T>, mutation?: MutationRet
   } catch (error) {
     throw apiErrorFromGrpc(error, mutation);
   }
+}
+
+/**
+ * A refusal of the gateway's own domain (console links: the one effect the gateway owns), mapped
+ * through the same tables as a service's: its kind's gRPC status, then HTTP.
+ */
+export function apiErrorFromDomain(error: DomainError): ApiError {
+  const status = httpStatusForErrorCode[error.code] ?? httpStatusForGrpc[statusForErrorKind[error.kind]] ?? 500;
+  if (status >= 500) return new ApiError(status, "internal error", { cause: error });
+  return new ApiError(status, error.message, { code: error.code, cause: error });
 }

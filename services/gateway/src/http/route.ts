@@ -1,4 +1,5 @@
 import type { Context } from "koa";
+import type { ConsoleLinks } from "../db/console-links.js";
 import type { Scope } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
 import type { NotifyClient } from "../grpc/notify-client.js";
@@ -13,6 +14,12 @@ export interface TenantRouteDeps {
   webhooks: WebhooksClient;
   /** notify's poll reads (work, attention, activity). */
   projections: ProjectionClient;
+  /** The console's links (POST .../console-links); absent when the gateway runs without the console. */
+  console?: {
+    links: ConsoleLinks;
+    /** The console's origin as a browser reaches it (CONSOLE_BASE_URL, else the request's). */
+    origin(ctx: Context): string;
+  };
 }
 
 /** What a catalog route's handler may call. */

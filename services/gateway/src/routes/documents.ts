@@ -6,6 +6,7 @@ import { responseHeaderComponents } from "../http/openapi/response-headers.js";
 import { problemSchema, tenantOperation } from "../http/openapi/tenant-operation.js";
 import { activationSchemas } from "./activation/schemas.js";
 import { catalogHeaderComponents, catalogSchemas } from "./catalog/schemas.js";
+import { consoleSchemas } from "./console/schemas.js";
 import { catalogRoutes, tenantRoutes } from "./index.js";
 import { notificationSchemas } from "./notifications/schemas.js";
 import { pollSchemas } from "./polls/schemas.js";
@@ -52,6 +53,9 @@ const capabilities: Record<string, string> = {
   webhooks:
     "Signed webhook endpoints and their secrets, the event catalog, and the delivery ledger (inspect, redrive, " +
     "stats, test deliveries).",
+  console:
+    "Console links: a partner's backend signs one of the tenant's console users into the console (webhook " +
+    "management for owners and admins) from its own product, with a short-lived, single-use URL.",
 };
 
 const tenantTags = () =>
@@ -81,6 +85,7 @@ export function tenantOpenApi(options: DocumentOptions) {
       ...usageSchemas,
       ...notificationSchemas,
       ...webhookSchemas,
+      ...consoleSchemas,
       ...codeSchemas(),
       Problem: problemSchema,
     },

@@ -1,6 +1,7 @@
 import type { CatalogRoute, Route, TenantRoute } from "../http/route.js";
 import { activationRoutes } from "./activation/routes.js";
 import { catalogRoutes } from "./catalog/routes.js";
+import { consoleRoutes } from "./console/routes.js";
 import { notificationRoutes } from "./notifications/routes.js";
 import { pollRoutes } from "./polls/routes.js";
 import { tenantRecordRoutes } from "./tenant/routes.js";
@@ -17,6 +18,7 @@ export const tenantRoutes: TenantRoute[] = [
   ...notificationRoutes,
   ...webhookRoutes,
   ...pollRoutes,
+  ...consoleRoutes,
 ];
 
 /** Every route of the gateway, both surfaces, in the order the router registers them. */

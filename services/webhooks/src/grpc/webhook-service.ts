@@ -272,7 +272,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
     trx: Knex.Transaction,
     tenantId: string,
     type: EndpointActionType,
-    action: { endpointId: string; deliveryId?: string; actor: string | null },
+    action: { endpointId: string; deliveryId?: string; actor: string | null; traceparent: string | undefined },
   ) {
     if (deps.events) await appendEndpointAction(trx, deps.events.namespace, { tenantId, type, ...action });
   }
@@ -295,7 +295,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
   }
 
   return {
-    async createEndpoint(request, { logger }) {
+    async createEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const actor = actorOf(request.actor);
       const endpoint = validated(() =>
@@ -310,7 +310,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         const id = newEndpointId();
         const secretSealed = sealSecret(deps.keyRing, generateSigningSecret(), id);
         const created = await endpoints.insert(trx, { ...endpoint, id, tenantId, secretSealed, now: clock() });
-        await recordAction(trx, tenantId, endpointActionTypes.created, { endpointId: id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.created, { endpointId: id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(created)), secretSealed } satisfies StoredSecretAnswer;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
@@ -336,7 +336,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async updateEndpoint(request, { logger }) {
+    async updateEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const actor = actorOf(request.actor);
       const changes = validated(() =>
@@ -353,7 +353,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       if (changes.url !== undefined) await checkTarget(changes.url);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => changes);
-        await recordAction(trx, tenantId, endpointActionTypes.updated, { endpointId: updated.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.updated, { endpointId: updated.id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
@@ -361,7 +361,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async deleteEndpoint(request, { logger }) {
+    async deleteEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/DeleteEndpoint",
@@ -370,7 +370,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const deleted = await change(trx, request, (_endpoint, now) => ({ deletedAt: now }));
-        await recordAction(trx, tenantId, endpointActionTypes.deleted, { endpointId: deleted.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.deleted, { endpointId: deleted.id, actor, traceparent });
         return null;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint deleted");
@@ -378,7 +378,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { replayed: outcome.replayed };
     },
 
-    async pauseEndpoint(request, { logger }) {
+    async pauseEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/PauseEndpoint",
@@ -387,7 +387,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => ({ paused: true }));
-        await recordAction(trx, tenantId, endpointActionTypes.paused, { endpointId: updated.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.paused, { endpointId: updated.id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
@@ -395,7 +395,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async resumeEndpoint(request, { logger }) {
+    async resumeEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/ResumeEndpoint",
@@ -408,7 +408,12 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         released = await ledger.releaseHeld(trx, updated.id, clock());
         // The activity entry; and the attention item a dead letter opened closes with this commit.
         if (deps.events) {
-          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id, actor });
+          await appendEndpointResumed(trx, deps.events.namespace, {
+            tenantId,
+            endpointId: updated.id,
+            actor,
+            traceparent,
+          });
         }
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
@@ -420,7 +425,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async rotateSecret(request, { logger }) {
+    async rotateSecret(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RotateSecret",
@@ -438,7 +443,11 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
             previousSecretExpiresAt: new Date(now.getTime() + rotationGraceMs),
           };
         });
-        await recordAction(trx, tenantId, endpointActionTypes.secretRotated, { endpointId: updated.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.secretRotated, {
+          endpointId: updated.id,
+          actor,
+          traceparent,
+        });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)), secretSealed } satisfies StoredSecretAnswer;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
@@ -485,7 +494,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { delivery: toProtoDelivery(delivery), attempts: attempts.map(toProtoAttempt), payload };
     },
 
-    async redriveDelivery(request, { logger }) {
+    async redriveDelivery(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RedriveDelivery",
@@ -504,6 +513,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           endpointId: endpoint.id,
           deliveryId: restarted.id,
           actor,
+          traceparent,
         });
         return { delivery: toProtoDelivery(restarted) };
       });
@@ -547,7 +557,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async sendTestDelivery(request, { logger }) {
+    async sendTestDelivery(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       // Refuse an unknown or coming-soon type before anything is claimed.
       buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now: clock() });
@@ -570,12 +580,14 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           payload: payload.toString("utf8"),
           held: endpoint.paused,
           now,
+          traceparent,
         });
         jobs = delivery.status === "held" ? [] : [{ deliveryId: delivery.id, generation: delivery.generation }];
         await recordAction(trx, tenantId, endpointActionTypes.testDeliverySent, {
           endpointId: endpoint.id,
           deliveryId: delivery.id,
           actor,
+          traceparent,
         });
         return { delivery: toProtoDelivery(delivery) };
       });
@@ -590,7 +602,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { delivery: outcome.result.delivery, replayed: outcome.replayed };
     },
 
-    async recoverDeliveries(request, { logger }) {
+    async recoverDeliveries(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const actor = actorOf(request.actor);
       const fingerprint = fingerprintOf(
@@ -615,7 +627,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           actor,
           now: clock(),
         });
-        if (deps.events) await appendRecoveryStarted(trx, deps.events.namespace, recovery);
+        if (deps.events) await appendRecoveryStarted(trx, deps.events.namespace, recovery, traceparent);
         return { wouldRecover: String(recovery.total), recovery: toProtoRecovery(recovery) };
       });
       if (!outcome.replayed && outcome.result.recovery) {

@@ -1,0 +1,34 @@
+/** The console's one style sheet, served as /console/assets/<digest>/console-style.css (CSP style-src 'self'). */
+export const consoleStyle = `:root {
+  color-scheme: light dark;
+  --accent: #2457c5;
+  --danger: #b3261e;
+  --muted: #666;
+  --border: #ccc;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  line-height: 1.5;
+}
+body { margin: 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+.skip-link { position: absolute; left: -10000px; }
+.skip-link:focus { left: 1rem; top: 1rem; background: Canvas; padding: 0.5rem; z-index: 1; }
+header.console { display: flex; gap: 1.5rem; align-items: center; padding: 0.75rem 1.5rem; border-bottom: 1px solid var(--border); }
+header.console nav ul { display: flex; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+header.console .who { margin-left: auto; color: var(--muted); display: flex; gap: 0.75rem; align-items: center; }
+header.console form { margin: 0; }
+main { padding: 1.5rem; max-width: 70rem; }
+.flash { padding: 0.75rem 1rem; border-radius: 4px; margin-bottom: 1rem; border: 1px solid var(--border); }
+.flash.success { border-color: #2e7d32; }
+.flash.error { border-color: var(--danger); }
+form.stacked label { display: block; margin-top: 0.75rem; font-weight: 600; }
+form.stacked input, form.stacked select, form.stacked textarea { display: block; width: 100%; max-width: 30rem; padding: 0.4rem; font: inherit; }
+form.stacked button { margin-top: 1rem; }
+.field-error { color: var(--danger); }
+button { font: inherit; padding: 0.4rem 0.9rem; cursor: pointer; }
+button.danger { color: var(--danger); }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--border); }
+time[title] { text-decoration: underline dotted; }
+.htmx-indicator { opacity: 0; }
+.htmx-request .htmx-indicator, .htmx-request.htmx-indicator { opacity: 1; transition: opacity 200ms ease-in; }
+`;
