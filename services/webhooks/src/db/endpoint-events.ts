@@ -115,7 +115,7 @@ export function appendRecoveryStarted(
   trx: Knex | Knex.Transaction,
   namespace: string,
   recovery: { tenantId: string; endpointId: string; id: string; state: string; actor: string | null },
-  traceparent?: string | undefined,
+  traceparent?: string,
 ): Promise<void> {
   return append(
     trx,
