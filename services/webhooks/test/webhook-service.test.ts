@@ -242,6 +242,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         version: "1",
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as string,
         updatedAt: endpoint!.createdAt,
+        health: "healthy",
+        attempts24h: "0",
       });
       const row = (await db("endpoints").where({ id: endpoint!.id }).first()) as Record<string, unknown>;
       expect(JSON.stringify(row)).not.toContain(secret.slice(6));
@@ -496,7 +498,13 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       expect(resumed.endpoint).toMatchObject({ paused: false, version: "3" });
       expect(resumed.endpoint!.attentionReason).toBeUndefined();
       // The dead-letter attention closes: webhook.endpoint_resumed in the outbox, relay kicked.
-      expect((await outboxEvents()).filter((e) => e.type === "webhook.endpoint_resumed")).toEqual([
+      expect(
+        (await outboxEvents()).filter(
+          (e) =>
+            e.type === "webhook.endpoint_resumed" &&
+            (e.object as { endpoint_id?: string }).endpoint_id === endpoint!.id,
+        ),
+      ).toEqual([
         {
           subject: `wsvc.events.${tenant}.webhook.endpoint_resumed`,
           type: "webhook.endpoint_resumed",
