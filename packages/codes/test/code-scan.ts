@@ -44,6 +44,8 @@ export const internalEventTypes: readonly string[] = [
   "notification.failed",
   "webhook.endpoint_dead_lettered",
   "webhook.endpoint_resumed",
+  "webhook.endpoint_recovery_started",
+  "webhook.endpoint_recovery_finished",
 ];
 
 /** The webhook event catalog's types, read from its source (services/webhooks/src/domain/event-catalog.ts). */

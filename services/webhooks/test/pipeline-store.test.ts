@@ -293,9 +293,14 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
         nextAttemptAt: null,
         deadLettered: true,
       });
-      expect(await db("endpoints").where({ id: endpointId }).first("paused", "attention_reason", "version")).toEqual({
+      expect(
+        await db("endpoints")
+          .where({ id: endpointId })
+          .first("paused", "attention_reason", "attention_cause", "version"),
+      ).toEqual({
         paused: true,
         attention_reason: "webhook.endpoint_dead_lettered",
+        attention_cause: "http_5xx",
         version: "2",
       });
       // The attention item's event, in the same transaction, and the relay kicked.
@@ -308,7 +313,12 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
         [
           `${names.namespace}events.t.webhook.endpoint_dead_lettered`,
           "t",
-          { endpoint_id: endpointId, delivery_id: id, reason_code: "webhook.endpoint_dead_lettered" },
+          {
+            endpoint_id: endpointId,
+            delivery_id: id,
+            reason_code: "webhook.endpoint_dead_lettered",
+            cause: "http_5xx",
+          },
         ],
       ]);
       expect(kicks).toBe(1);

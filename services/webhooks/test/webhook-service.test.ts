@@ -242,6 +242,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         version: "1",
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as string,
         updatedAt: endpoint!.createdAt,
+        health: "healthy",
+        attempts24h: "0",
       });
       const row = (await db("endpoints").where({ id: endpoint!.id }).first()) as Record<string, unknown>;
       expect(JSON.stringify(row)).not.toContain(secret.slice(6));

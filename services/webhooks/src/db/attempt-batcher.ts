@@ -10,6 +10,7 @@
  * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
  */
 import type { Knex } from "@platform/service-kit/postgres";
+import { errorClassOf } from "../domain/attempt-outcome.js";
 import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 import {
   attemptRowOf,
@@ -133,7 +134,7 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
       statusCode: number | null;
       error: string | null;
     }[] = [];
-    const pause = new Map<string, { tenantId: string; deliveryId: string }>();
+    const pause = new Map<string, { tenantId: string; deliveryId: string; cause: string | null }>();
     const outcomes = batch.map((item): RecordedAttempt | Error => {
       const row = rows.get(item.deliveryId);
       if (!row) return new Error(`delivery ${item.deliveryId} disappeared during its attempt`);
@@ -166,7 +167,8 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
         statusCode: attempt.statusCode,
         error: attempt.error,
       });
-      if (transition?.pauseEndpoint) pause.set(row.endpoint_id, { tenantId: row.tenant_id, deliveryId: row.id });
+      if (transition?.pauseEndpoint)
+        pause.set(row.endpoint_id, { tenantId: row.tenant_id, deliveryId: row.id, cause: errorClassOf(attempt) });
       return {
         number,
         status: next.status,
@@ -199,7 +201,7 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
     }
     await pauseDeadLetteredEndpoints(
       trx,
-      [...pause].map(([endpointId, { tenantId, deliveryId }]) => ({ endpointId, tenantId, deliveryId })),
+      [...pause].map(([endpointId, change]) => ({ endpointId, ...change })),
       events,
     );
     return outcomes;

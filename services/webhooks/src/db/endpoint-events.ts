@@ -1,14 +1,21 @@
 /**
  * The webhooks service's internal facts for the tenant projections (events-contract.md):
- * `webhook.endpoint_dead_lettered` when a dead-lettered delivery pauses its endpoint, and
- * `webhook.endpoint_resumed` when an endpoint paused for that reason is resumed. Written to the
+ * `webhook.endpoint_dead_lettered` when a dead-lettered delivery pauses its endpoint (with the
+ * error class of its last attempt as `cause`), `webhook.endpoint_resumed` when an endpoint paused
+ * for that reason is resumed, and `webhook.endpoint_recovery_started` / `_finished` around a
+ * recovery (with who asked for it as `actor`). Written to the
  * webhooks outbox in the transaction of the change; the relay publishes them after the commit.
  * They are not in the webhook catalog: the fan-out ignores them (only notify's projector uses them).
  */
 import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { appendToOutbox } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
-import { ENDPOINT_DEAD_LETTERED, ENDPOINT_RESUMED } from "../domain/endpoint.js";
+import {
+  ENDPOINT_DEAD_LETTERED,
+  ENDPOINT_RECOVERY_FINISHED,
+  ENDPOINT_RECOVERY_STARTED,
+  ENDPOINT_RESUMED,
+} from "../domain/endpoint.js";
 
 export interface EndpointEvents {
   namespace: string;
@@ -30,12 +37,14 @@ async function append(
 export function appendEndpointDeadLettered(
   trx: Knex | Knex.Transaction,
   namespace: string,
-  change: { tenantId: string; endpointId: string; deliveryId: string },
+  change: { tenantId: string; endpointId: string; deliveryId: string; cause: string | null },
 ): Promise<void> {
   return append(trx, namespace, change.tenantId, ENDPOINT_DEAD_LETTERED, {
     endpoint_id: change.endpointId,
     delivery_id: change.deliveryId,
     reason_code: ENDPOINT_DEAD_LETTERED,
+    // The error class of the failed last attempt ("http_5xx", "timeout", ...): a code, never text.
+    ...(change.cause ? { cause: change.cause } : {}),
   });
 }
 
@@ -45,4 +54,30 @@ export function appendEndpointResumed(
   change: { tenantId: string; endpointId: string },
 ): Promise<void> {
   return append(trx, namespace, change.tenantId, ENDPOINT_RESUMED, { endpoint_id: change.endpointId });
+}
+
+export function appendRecoveryStarted(
+  trx: Knex | Knex.Transaction,
+  namespace: string,
+  recovery: { tenantId: string; endpointId: string; id: string; state: string; actor: string | null },
+): Promise<void> {
+  return append(trx, namespace, recovery.tenantId, ENDPOINT_RECOVERY_STARTED, {
+    endpoint_id: recovery.endpointId,
+    recovery_id: recovery.id,
+    state: recovery.state,
+    ...(recovery.actor ? { actor: recovery.actor } : {}),
+  });
+}
+
+export function appendRecoveryFinished(
+  trx: Knex | Knex.Transaction,
+  namespace: string,
+  recovery: { tenantId: string; endpointId: string; id: string; state: string; failureCode: string | null },
+): Promise<void> {
+  return append(trx, namespace, recovery.tenantId, ENDPOINT_RECOVERY_FINISHED, {
+    endpoint_id: recovery.endpointId,
+    recovery_id: recovery.id,
+    state: recovery.state,
+    ...(recovery.failureCode ? { reason_code: recovery.failureCode } : {}),
+  });
 }

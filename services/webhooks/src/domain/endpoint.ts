@@ -18,6 +18,9 @@ export const currentApiVersion = "2026-07-01";
 export const ENDPOINT_DEAD_LETTERED = "webhook.endpoint_dead_lettered" satisfies CatalogueCode;
 /** The type of the internal fact that an endpoint a dead-letter paused was resumed. */
 export const ENDPOINT_RESUMED = "webhook.endpoint_resumed";
+/** The types of the internal facts that a recovery of the endpoint began and ended (activity feed). */
+export const ENDPOINT_RECOVERY_STARTED = "webhook.endpoint_recovery_started";
+export const ENDPOINT_RECOVERY_FINISHED = "webhook.endpoint_recovery_finished";
 
 export const maxUrlLength = 2048;
 export const maxDescriptionLength = 500;

@@ -2,6 +2,7 @@ import {
   CreateEndpointRequest,
   DeleteEndpointRequest,
   PauseEndpointRequest,
+  RecoverDeliveriesRequest,
   RedriveDeliveryRequest,
   ResumeEndpointRequest,
   RotateSecretRequest,
@@ -11,6 +12,7 @@ import {
   type Attempt as ProtoAttempt,
   type Delivery as ProtoDelivery,
   type Endpoint as ProtoEndpoint,
+  type Recovery as ProtoRecovery,
 } from "@platform/proto/webhooks/v1";
 import { InvalidArgumentError } from "@platform/service-kit/errors";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
@@ -25,7 +27,11 @@ import {
   type EndpointStore,
   type EndpointWithSecrets,
 } from "../db/endpoint-store.js";
-import { appendEndpointResumed, type EndpointEvents } from "../db/endpoint-events.js";
+import { appendEndpointResumed, appendRecoveryStarted, type EndpointEvents } from "../db/endpoint-events.js";
+import { countRecoverable, getRecovery, insertRecovery, type RecoveryRecord } from "../db/recovery-store.js";
+import { errorClassOf } from "../domain/attempt-outcome.js";
+import { endpointHealth, successRateOf } from "../domain/endpoint-health.js";
+import { EndpointPausedError, recoveryActor, recoveryWindow } from "../domain/recovery.js";
 import {
   createLedgerStore,
   deliveryState,
@@ -46,7 +52,7 @@ import {
 } from "../domain/endpoint.js";
 import { buildEnvelope, serializeEnvelope } from "../domain/envelope.js";
 import { eventCatalog } from "../domain/event-catalog.js";
-import { newDeliveryId, newEndpointId, newEventId } from "../domain/ids.js";
+import { newDeliveryId, newEndpointId, newEventId, newRecoveryId } from "../domain/ids.js";
 import { decodeCursor, encodeCursor, pageSize } from "../domain/page-cursor.js";
 import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from "../domain/delivery-state.js";
 import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
@@ -87,6 +93,32 @@ export function toProtoEndpoint(endpoint: EndpointRecord): ProtoEndpoint {
     createdAt: endpoint.createdAt.toISOString(),
     updatedAt: endpoint.updatedAt.toISOString(),
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString(),
+    // Filled from the attempts of the last 24 hours when answered (withHealth).
+    health: endpoint.paused ? "paused" : "healthy",
+    successRate24h: undefined,
+    attempts24h: "0",
+    attentionCause: endpoint.attentionCause ?? undefined,
+    attentionSince: endpoint.attentionSince?.toISOString(),
+  };
+}
+
+export function toProtoRecovery(recovery: RecoveryRecord): ProtoRecovery {
+  return {
+    id: recovery.id,
+    endpointId: recovery.endpointId,
+    since: recovery.since.toISOString(),
+    until: recovery.until?.toISOString(),
+    state: recovery.state,
+    total: String(recovery.total),
+    done: String(recovery.redriven + recovery.skipped),
+    redriven: String(recovery.redriven),
+    skipped: String(recovery.skipped),
+    failureCode: recovery.failureCode ?? undefined,
+    createdAt: recovery.createdAt.toISOString(),
+    startedAt: recovery.startedAt?.toISOString(),
+    finishedAt: recovery.finishedAt?.toISOString(),
+    updatedAt: recovery.updatedAt.toISOString(),
+    actor: recovery.actor ?? undefined,
   };
 }
 
@@ -118,6 +150,7 @@ function toProtoAttempt(attempt: AttemptRecord): ProtoAttempt {
     error: attempt.error ?? undefined,
     responseBody: attempt.responseBody ?? Buffer.alloc(0),
     responseBodyTruncated: attempt.responseBodyTruncated,
+    errorClass: errorClassOf(attempt) ?? "",
   };
 }
 
@@ -193,6 +226,30 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
     secret: openSecret(deps.keyRing, stored.secretSealed, stored.endpoint.id),
   });
 
+  /**
+   * The endpoints with their health and 24-hour success rate, read now (a replayed answer shows
+   * the current health: it describes the endpoint, not the effect).
+   */
+  async function withHealth(answered: ProtoEndpoint[]): Promise<ProtoEndpoint[]> {
+    const until = clock();
+    const counts = await ledger.attemptCounts(
+      answered.map((endpoint) => endpoint.id),
+      new Date(until.getTime() - statsWindowMs),
+      until,
+    );
+    return answered.map((endpoint) => {
+      const attempts = counts.get(endpoint.id) ?? { attempts: 0, succeeded: 0 };
+      return {
+        ...endpoint,
+        health: endpointHealth(endpoint.paused, attempts),
+        successRate24h: successRateOf(attempts) ?? undefined,
+        attempts24h: String(attempts.attempts),
+      };
+    });
+  }
+  const oneWithHealth = async (endpoint: ProtoEndpoint | undefined) =>
+    endpoint ? (await withHealth([endpoint]))[0] : undefined;
+
   async function checkTarget(url: string) {
     await deps.targets.resolve(new URL(url));
   }
@@ -228,12 +285,13 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         return { endpoint: toProtoEndpoint(withoutSecrets(created)), secretSealed } satisfies StoredSecretAnswer;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
-      return { ...openAnswer(outcome.result), replayed: outcome.replayed };
+      const answer = openAnswer(outcome.result);
+      return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
 
     async getEndpoint(request) {
       const endpoint = await endpoints.get(deps.db, requireTenant(request.tenantId), request.endpointId);
-      return { endpoint: toProtoEndpoint(withoutSecrets(endpoint)) };
+      return { endpoint: await oneWithHealth(toProtoEndpoint(withoutSecrets(endpoint))) };
     },
 
     async listEndpoints(request) {
@@ -243,7 +301,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         afterSeq: decodeCursor(request.cursor),
       });
       return {
-        endpoints: page.endpoints.map(toProtoEndpoint),
+        endpoints: await withHealth(page.endpoints.map(toProtoEndpoint)),
         nextCursor: page.nextAfterSeq === undefined ? "" : encodeCursor(page.nextAfterSeq),
       };
     },
@@ -267,7 +325,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
-      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+      return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
     async deleteEndpoint(request, { logger }) {
@@ -295,7 +353,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
-      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+      return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
     async resumeEndpoint(request, { logger }) {
@@ -325,7 +383,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         if (announced) deps.events?.kick();
         await announce(released, logger);
       }
-      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+      return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
     async rotateSecret(request, { logger }) {
@@ -348,7 +406,8 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)), secretSealed } satisfies StoredSecretAnswer;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
-      return { ...openAnswer(outcome.result), replayed: outcome.replayed };
+      const answer = openAnswer(outcome.result);
+      return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await
@@ -417,7 +476,10 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       const endpoint = await endpoints.get(deps.db, tenantId, request.endpointId);
       const until = clock();
       const since = new Date(until.getTime() - statsWindowMs);
-      const stats = await ledger.stats(endpoint.id, since, until);
+      const [stats, hourly] = await Promise.all([
+        ledger.stats(endpoint.id, since, until),
+        ledger.hourly(endpoint.id, since, until),
+      ]);
       return {
         endpointId: endpoint.id,
         windowStart: since.toISOString(),
@@ -433,6 +495,11 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         latencyP50Ms: stats.latencyMs?.p50,
         latencyP95Ms: stats.latencyMs?.p95,
         latencyP99Ms: stats.latencyMs?.p99,
+        hourly: hourly.map((bucket) => ({
+          start: bucket.start.toISOString(),
+          succeeded: String(bucket.succeeded),
+          failed: String(bucket.failed),
+        })),
       };
     },
 
@@ -470,6 +537,54 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         await announce(jobs, logger);
       }
       return { delivery: outcome.result.delivery, replayed: outcome.replayed };
+    },
+
+    async recoverDeliveries(request, { logger }) {
+      const tenantId = requireTenant(request.tenantId);
+      const actor = recoveryActor(request.actor);
+      const window = recoveryWindow({ since: request.since, until: request.until }, { now: clock(), retentionMs });
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/RecoverDeliveries",
+        RecoverDeliveriesRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+      );
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
+        if (request.dryRun) {
+          return { wouldRecover: String(await countRecoverable(trx, endpoint.id, window)), recovery: undefined };
+        }
+        // Recovering into a paused endpoint would only hold the deliveries: resume first.
+        if (endpoint.paused) throw new EndpointPausedError();
+        const recovery = await insertRecovery(trx, {
+          id: newRecoveryId(),
+          tenantId,
+          endpointId: endpoint.id,
+          window,
+          actor,
+          now: clock(),
+        });
+        if (deps.events) await appendRecoveryStarted(trx, deps.events.namespace, recovery);
+        return { wouldRecover: String(recovery.total), recovery: toProtoRecovery(recovery) };
+      });
+      if (!outcome.replayed && outcome.result.recovery) {
+        deps.events?.kick();
+        logger.info(
+          {
+            tenantId,
+            endpointId: request.endpointId,
+            recoveryId: outcome.result.recovery.id,
+            total: outcome.result.wouldRecover,
+          },
+          "recovery created",
+        );
+      }
+      return { ...outcome.result, replayed: outcome.replayed };
+    },
+
+    async getRecovery(request) {
+      const tenantId = requireTenant(request.tenantId);
+      await endpoints.get(deps.db, tenantId, request.endpointId);
+      const recovery = await getRecovery(deps.db, tenantId, request.endpointId, request.recoveryId);
+      return { recovery: toProtoRecovery(recovery) };
     },
   };
 }

@@ -56,6 +56,27 @@ export const testDeliveryShape = body({
   eventType: text({ description: "Any subscribable event type of the catalog." }),
 });
 
+/** `{"since", "until"?, "dryRun"?}` of a recover; the window's rules are the service's. */
+export const recoverShape = body({
+  since: text({
+    description:
+      "RFC 3339 with a zone. Deliveries created at or after it are recovered; not in the future, not older than " +
+      "the 30-day retention.",
+  }),
+  until: text({
+    description: "RFC 3339 with a zone, after `since`; deliveries created before it. Default: now.",
+  }).optional(),
+  dryRun: z
+    .boolean(mustBe("a boolean"))
+    .meta({ description: "Only count: answers 200 `{wouldRecover}` and starts nothing." })
+    .optional(),
+});
+
+export function parseRecover(input: unknown): { since: string; until: string | undefined; dryRun: boolean } {
+  const { since, until, dryRun } = parseShape(recoverShape, input, requestInvalid);
+  return { since, until, dryRun: dryRun ?? false };
+}
+
 export function parseNewEndpoint(input: unknown): { url: string; description: string; eventTypes: string[] } {
   return parseShape(newEndpointShape, input, endpointInvalid);
 }
