@@ -2,6 +2,8 @@ import { consoleLinkRoutes } from "./pages/console-link.js";
 import { homeRoutes } from "./pages/home.js";
 import { invitationRoutes } from "./pages/invitation.js";
 import { signInRoutes } from "./pages/sign-in.js";
+import { webhookDeliveryRoutes } from "./pages/webhook-deliveries.js";
+import { webhookEndpointRoutes } from "./pages/webhook-endpoints.js";
 import type { ConsoleRoute } from "./route.js";
 
 /**
@@ -14,6 +16,8 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...signInRoutes,
   ...invitationRoutes,
   ...consoleLinkRoutes,
+  ...webhookEndpointRoutes,
+  ...webhookDeliveryRoutes,
 ];
 
 /** The paths before a secret segment (`/console/invitation/` of `/console/invitation/:token`). */
