@@ -213,7 +213,7 @@ describe("console webhook pages", () => {
     // The same stale form again, as a second tab would send it (a new idempotency key).
     const stale = await admin.post(`/console/webhooks/${endpoint.id}/edit`, {
       ...fields,
-      idempotencyKey: `stale-${Date.now()}`,
+      _idempotency: `stale-${Date.now()}`,
       url: receiver.url,
       description: "lost update",
       eventTypes: "booking.created",
@@ -241,7 +241,7 @@ describe("console webhook pages", () => {
     // The pause form of the first page carries version 1.
     const stale = await admin.post(`/console/webhooks/${endpoint.id}/pause`, {
       ...formFields(page, "pause-form"),
-      idempotencyKey: `stale-pause-${Date.now()}`,
+      _idempotency: `stale-pause-${Date.now()}`,
     });
     expect(stale.status).toBe(412);
     expect(stale.text).toContain('id="conflict"');
@@ -459,6 +459,37 @@ describe("console webhook pages", () => {
     });
   });
 
+  it("puts every action in the activity feed with the console user who did it", async () => {
+    // Runs after the actions above; API calls (an API key) carry no actor.
+    const expected = [
+      "webhook.endpoint_created",
+      "webhook.endpoint_updated",
+      "webhook.endpoint_paused",
+      "webhook.endpoint_resumed",
+      "webhook.endpoint_secret_rotated",
+      "webhook.test_delivery_sent",
+      "webhook.delivery_redriven",
+      "webhook.endpoint_recovery_started",
+    ];
+    const entries = await eventually("the console's actions in the activity feed", async () => {
+      const all: { type: string; actor: string | null; subjectKind: string | null }[] = [];
+      let cursor: string | null = "";
+      while (cursor !== null) {
+        const page = await api("GET", `/activity?limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+        expect(page.status).toBe(200);
+        all.push(...(page.body.data as typeof all));
+        cursor = page.body.nextCursor as string | null;
+      }
+      const byUser = new Set(all.filter((e) => e.actor === `console:${adminId}`).map((e) => e.type));
+      return expected.every((type) => byUser.has(type)) && all;
+    });
+    for (const entry of entries.filter((e) => e.actor === `console:${adminId}`)) {
+      expect(entry.subjectKind).toBe("webhook_endpoint");
+    }
+    // The endpoints the test created through the API: in the feed, without an actor.
+    expect(entries.some((e) => e.type === "webhook.endpoint_created" && e.actor === null)).toBe(true);
+  });
+
   it("refuses every action to a viewer with 403 and changes nothing", async () => {
     const endpoint = await createEndpoint();
     const { id } = await seedDelivery(endpoint.id, "dead_lettered");
@@ -467,7 +498,7 @@ describe("console webhook pages", () => {
     const listBefore = await api("GET", "/webhooks?limit=100");
     // The admin's forms, sent with the viewer's session and token.
     const page = await admin.get(`/console/webhooks/${endpoint.id}`);
-    const key = (label: string) => ({ idempotencyKey: `viewer-${label}-${Date.now()}` });
+    const key = (label: string) => ({ _idempotency: `viewer-${label}-${Date.now()}` });
     await viewer.get("/console/webhooks");
     const attempts: [string, Record<string, string>][] = [
       [

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Endpoint, EventType } from "@platform/proto/webhooks/v1";
 import { ApiError } from "../http/api-error.js";
 import { html, raw, type SafeHtml } from "./html.js";
@@ -7,34 +6,9 @@ import { ConsolePageError } from "./page-error.js";
 import type { FormFields } from "./route.js";
 
 /**
- * What the console's webhook pages (pages/webhook-*.ts) share: the hidden idempotency key of every
- * action form, the endpoint's health and attention, and the refusals they answer as pages.
+ * What the console's webhook pages (pages/webhook-*.ts) share: the hidden version of a form, the
+ * endpoint's health and attention, the delivery statuses, and the refusals they show in the form.
  */
-
-export const IDEMPOTENCY_FIELD = "idempotencyKey";
-
-/**
- * The hidden key every action form carries, made when the form is rendered: submitting the same
- * form twice (a double click, a reload of the POST) repeats the action's first answer instead of
- * applying it again, exactly as the API's Idempotency-Key.
- */
-export const idempotencyField = (): SafeHtml =>
-  html`<input type="hidden" name="${IDEMPOTENCY_FIELD}" value="${randomUUID()}" />`;
-
-const KEY_PATTERN = /^[A-Za-z0-9_.:-]{8,128}$/;
-
-/** The form's idempotency key; a form without a good one is refused (400) before anything is called. */
-export function idempotencyKeyFrom(form: FormFields): string {
-  const key = form.get(IDEMPOTENCY_FIELD);
-  if (!KEY_PATTERN.test(key)) {
-    throw new ConsolePageError(
-      400,
-      "Form incomplete",
-      "The form has no valid idempotency key: reload the page and try again.",
-    );
-  }
-  return key;
-}
 
 /** The hidden `expectedVersion` of a form: the version the page showed. */
 export const versionField = (version: string): SafeHtml =>

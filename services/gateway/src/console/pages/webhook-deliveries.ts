@@ -3,17 +3,17 @@ import { roleReaches } from "../../domain/console-role.js";
 import { callService } from "../../http/api-error.js";
 import { curlCommand } from "../curl-command.js";
 import { html, type SafeHtml } from "../html.js";
-import { csrfField, time, utcText } from "../layout.js";
+import { csrfField, idempotencyField, time, utcText } from "../layout.js";
 import { ConsolePageError } from "../page-error.js";
-import { page, redirect, type ConsoleDeps, type SignedInConsoleRoute, type SignedInRequest } from "../route.js";
 import {
-  deliveryPath,
-  endpointPath,
-  idempotencyField,
-  idempotencyKeyFrom,
-  isFormRefusal,
-  statusBadge,
-} from "../webhook-views.js";
+  formIdempotencyKey,
+  page,
+  redirect,
+  type ConsoleDeps,
+  type SignedInConsoleRoute,
+  type SignedInRequest,
+} from "../route.js";
+import { deliveryPath, endpointPath, isFormRefusal, statusBadge } from "../webhook-views.js";
 
 /**
  * A delivery (every attempt, the exact payload, the next retry, "copy as curl" without the secret)
@@ -146,7 +146,7 @@ async function redriveDelivery(request: SignedInRequest, deps: ConsoleDeps) {
   const { viewer, call, form } = request;
   const endpointId = request.param("endpointId");
   const deliveryId = request.param("deliveryId");
-  const idempotencyKey = idempotencyKeyFrom(form);
+  const idempotencyKey = formIdempotencyKey(form);
   await callService(
     deps.webhooks.redriveDelivery({ tenantId: viewer.tenantId, endpointId, deliveryId, idempotencyKey }, call),
     { idempotencyKey, howToCheck: "The delivery may have been redriven: inspect it" },
@@ -187,7 +187,7 @@ const recoverRetry = (idempotencyKey: string) => ({
 async function recoverPreview(request: SignedInRequest, deps: ConsoleDeps) {
   const { viewer, call, form } = request;
   const endpointId = request.param("endpointId");
-  const idempotencyKey = idempotencyKeyFrom(form);
+  const idempotencyKey = formIdempotencyKey(form);
   const since = sinceFrom(request);
   let count: number;
   try {
@@ -229,7 +229,7 @@ async function recoverPreview(request: SignedInRequest, deps: ConsoleDeps) {
 async function recoverRun(request: SignedInRequest, deps: ConsoleDeps) {
   const { viewer, call, form } = request;
   const endpointId = request.param("endpointId");
-  const idempotencyKey = idempotencyKeyFrom(form);
+  const idempotencyKey = formIdempotencyKey(form);
   const since = sinceFrom(request);
   const answer = await callService(
     deps.webhooks.recoverDeliveries(

@@ -5,8 +5,15 @@ import { decoyPasswordHash, verifyPassword } from "../../domain/console-password
 import { ApiError, callService } from "../../http/api-error.js";
 import { deliveryChart } from "../delivery-chart.js";
 import { html, type SafeHtml } from "../html.js";
-import { csrfField, time } from "../layout.js";
-import { page, redirect, type ConsoleDeps, type SignedInConsoleRoute, type SignedInRequest } from "../route.js";
+import { csrfField, idempotencyField, time } from "../layout.js";
+import {
+  formIdempotencyKey,
+  page,
+  redirect,
+  type ConsoleDeps,
+  type SignedInConsoleRoute,
+  type SignedInRequest,
+} from "../route.js";
 import {
   attentionNote,
   deliveryPath,
@@ -15,8 +22,6 @@ import {
   eventTypeFieldset,
   expectedVersionFrom,
   healthBadge,
-  idempotencyField,
-  idempotencyKeyFrom,
   isFormRefusal,
   isVersionMismatch,
   STATUS_TEXT,
@@ -160,7 +165,7 @@ async function newEndpointPage(request: SignedInRequest, deps: ConsoleDeps) {
 
 async function createEndpoint(request: SignedInRequest, deps: ConsoleDeps) {
   const { viewer, call, form } = request;
-  const idempotencyKey = idempotencyKeyFrom(form);
+  const idempotencyKey = formIdempotencyKey(form);
   const values = valuesFrom(request);
   let answer;
   try {
@@ -397,7 +402,7 @@ async function editPage(request: SignedInRequest, deps: ConsoleDeps) {
 async function saveEdit(request: SignedInRequest, deps: ConsoleDeps) {
   const { viewer, call, form } = request;
   const endpointId = request.param("endpointId");
-  const idempotencyKey = idempotencyKeyFrom(form);
+  const idempotencyKey = formIdempotencyKey(form);
   const expectedVersion = expectedVersionFrom(form);
   const values = valuesFrom(request);
   try {
@@ -466,7 +471,7 @@ function pauseOrResume(action: "pause" | "resume"): SignedInConsoleRoute["handle
   return async (request, deps) => {
     const { viewer, call, form } = request;
     const endpointId = request.param("endpointId");
-    const idempotencyKey = idempotencyKeyFrom(form);
+    const idempotencyKey = formIdempotencyKey(form);
     const input = { tenantId: viewer.tenantId, endpointId, expectedVersion: expectedVersionFrom(form), idempotencyKey };
     const retry = { idempotencyKey, howToCheck: `The endpoint may have been ${action}d: read it` };
     try {
@@ -519,7 +524,7 @@ const minutes = (ms: number) => Math.max(1, Math.ceil(ms / 60_000));
 async function rotateSecret(request: SignedInRequest, deps: ConsoleDeps) {
   const { ctx, viewer, call, form } = request;
   const endpointId = request.param("endpointId");
-  const idempotencyKey = idempotencyKeyFrom(form);
+  const idempotencyKey = formIdempotencyKey(form);
   const expectedVersion = expectedVersionFrom(form);
   const reask = async (status: number, error: string, headers: Record<string, string> = {}) => {
     const { endpoint } = await callService(deps.webhooks.getEndpoint({ tenantId: viewer.tenantId, endpointId }, call));
@@ -568,7 +573,7 @@ const TEST_ANSWER_WAIT_MS = 3_000;
 async function sendTest(request: SignedInRequest, deps: ConsoleDeps) {
   const { viewer, call, form } = request;
   const endpointId = request.param("endpointId");
-  const idempotencyKey = idempotencyKeyFrom(form);
+  const idempotencyKey = formIdempotencyKey(form);
   const answer = await callService(
     deps.webhooks.sendTestDelivery(
       { tenantId: viewer.tenantId, endpointId, eventType: form.get("eventType"), idempotencyKey },
