@@ -281,6 +281,33 @@ describe("console webhook pages", () => {
     expect((await admin.get(`/console/webhooks/${endpoint.id}`)).text).not.toContain("whsec_");
   });
 
+  it("counts a rotation's password against the sign-in throttle: over the limit it answers 429, so does sign-in", async () => {
+    const endpoint = await createEndpoint();
+    const { browser: rotator } = await signedInUser("rotator@example.com", "admin");
+    const form = await rotator.get(`/console/webhooks/${endpoint.id}/rotate-secret`);
+    const fields = formFields(form, "rotate-form");
+    // CONSOLE_LOGIN_ACCOUNT_LIMIT is 5 by default.
+    for (let i = 0; i < 5; i++) {
+      const wrong = await rotator.post(`/console/webhooks/${endpoint.id}/rotate-secret`, {
+        ...fields,
+        password: `guess ${i} is wrong`,
+      });
+      expect(wrong.status).toBe(400);
+    }
+    const throttled = await rotator.post(`/console/webhooks/${endpoint.id}/rotate-secret`, { ...fields, password });
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(throttled.text).not.toContain("whsec_");
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).body).toMatchObject({
+      version: 1,
+      previousSecretExpiresAt: null,
+    });
+    const signIn = new ConsoleBrowser(() => stack.url);
+    await signIn.get("/console/login");
+    const refused = await signIn.post("/console/login", { tenant, email: "rotator@example.com", password });
+    expect(refused.status).toBe(429);
+  });
+
   it("sends a test event from the catalog and shows the receiver's answer; copy as curl has no secret", async () => {
     const endpoint = await createEndpoint();
     const page = await admin.get(`/console/webhooks/${endpoint.id}`);
@@ -347,6 +374,8 @@ describe("console webhook pages", () => {
       `/webhooks/${endpoint.id}/deliveries?status=dead_lettered&eventType=booking.cancelled`,
     );
     expect((fromApi.body.data as { id: string }[]).map((d) => d.id)).toEqual(ids([2]));
+    const byEvent = await api("GET", `/webhooks/${endpoint.id}/deliveries?eventId=${seeded[3]!.eventId}`);
+    expect((byEvent.body.data as { id: string }[]).map((d) => d.id)).toEqual(ids([3]));
   });
 
   it("draws one bar per hour whose heights match the attempts seeded in that hour", async () => {
