@@ -53,7 +53,6 @@ export async function applyEvent(trx: Knex.Transaction, event: ProjectedEvent, s
       subject_id: a.subjectId,
       reason_code: a.reasonCode,
       state: a.state,
-      actor: a.actor,
     })
     .onConflict(["tenant_id", "event_id"])
     .ignore();
@@ -119,7 +118,6 @@ export interface ActivityRow {
   subjectId: string;
   reasonCode: string;
   state: string;
-  actor: string;
 }
 
 export interface Page<T> {
@@ -190,7 +188,6 @@ export function createProjectionReader(db: Knex): ProjectionReader {
         subjectId: row.subject_id as string,
         reasonCode: row.reason_code as string,
         state: row.state as string,
-        actor: row.actor as string,
       })),
   };
 }

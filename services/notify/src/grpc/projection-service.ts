@@ -65,7 +65,6 @@ export function createProjectionService(deps: {
           subjectId: item.subjectId,
           reasonCode: item.reasonCode,
           state: item.state,
-          actor: item.actor,
         })),
         nextCursor: next(page.nextSeq),
       };

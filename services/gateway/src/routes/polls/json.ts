@@ -28,5 +28,4 @@ export const activityItemToJson = (item: ActivityItem) => ({
   subjectId: orNull(item.subjectId),
   reasonCode: orNull(item.reasonCode),
   state: orNull(item.state),
-  actor: orNull(item.actor),
 });
