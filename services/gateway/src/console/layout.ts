@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Flash } from "../db/console-store.js";
 import { roleReaches, type ConsoleRole, type ConsoleViewer } from "../domain/console-role.js";
 import type { ConsoleAsset, ConsoleAssetName } from "./assets.js";
@@ -10,6 +11,17 @@ export const CSRF_HEADER = "x-csrf-token";
 /** The hidden input every console form carries: `<form method="post">${csrfField(request.csrfToken)}...`. */
 export const csrfField = (token: string): SafeHtml =>
   html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
+
+/** The form field that carries a mutation's Idempotency-Key (idempotencyField, formIdempotencyKey). */
+export const IDEMPOTENCY_FIELD = "_idempotency";
+
+/**
+ * The hidden Idempotency-Key of a form that mutates (create, rotate, redrive...): a new key each
+ * time the form is rendered, so a resubmitted or double-clicked form repeats the same command (the
+ * service replays it) while a form filled in again is a new one. Read it with formIdempotencyKey.
+ */
+export const idempotencyField = (): SafeHtml =>
+  html`<input type="hidden" name="${IDEMPOTENCY_FIELD}" value="${`console-${randomUUID()}`}" />`;
 
 /** An RFC 3339 time as the server shows it: UTC, seconds precision ("2026-11-24 12:00:05 UTC"). */
 export function utcText(date: Date): string {
@@ -42,6 +54,7 @@ export interface NavItem {
 export const consoleNav: NavItem[] = [
   { href: "/console", label: "Home", role: "viewer" },
   { href: "/console/webhooks", label: "Webhooks", role: "viewer" },
+  { href: "/console/users", label: "Users", role: "owner" },
 ];
 
 export interface ShellOptions {
@@ -128,11 +141,17 @@ export function renderShell(options: ShellOptions): string {
 }
 
 /**
- * htmx under a CSP without 'unsafe-inline' or 'unsafe-eval': no injected indicator <style> (the
+ * htmx under a CSP without 'unsafe-inline' or 'unsafe-eval', answers of any status swapped in; no injected indicator <style> (the
  * style sheet has the rules), no eval (hx-on, js: values), no <script> in swapped content, and
  * requests only to this origin.
  */
 const HTMX_CONFIG = {
+  // Refusals (a form with errors: 400, 403, 409, 429) are whole pages too: swap them in, as a
+  // browser without JavaScript would show them.
+  responseHandling: [
+    { code: "204", swap: false },
+    { code: "...", swap: true },
+  ],
   includeIndicatorStyles: false,
   allowEval: false,
   allowScriptTags: false,

@@ -2,6 +2,7 @@ import { consoleLinkRoutes } from "./pages/console-link.js";
 import { homeRoutes } from "./pages/home.js";
 import { invitationRoutes } from "./pages/invitation.js";
 import { signInRoutes } from "./pages/sign-in.js";
+import { userRoutes } from "./pages/users.js";
 import { webhookDeliveryRoutes } from "./pages/webhook-deliveries.js";
 import { webhookEndpointRoutes } from "./pages/webhook-endpoints.js";
 import type { ConsoleRoute } from "./route.js";
@@ -16,6 +17,7 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...signInRoutes,
   ...invitationRoutes,
   ...consoleLinkRoutes,
+  ...userRoutes,
   ...webhookEndpointRoutes,
   ...webhookDeliveryRoutes,
 ];

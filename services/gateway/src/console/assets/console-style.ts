@@ -9,6 +9,7 @@ export const consoleStyle = `:root {
   line-height: 1.5;
 }
 body { margin: 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .skip-link { position: absolute; left: -10000px; }
 .skip-link:focus { left: 1rem; top: 1rem; background: Canvas; padding: 0.5rem; z-index: 1; }
 header.console { display: flex; gap: 1.5rem; align-items: center; padding: 0.75rem 1.5rem; border-bottom: 1px solid var(--border); }

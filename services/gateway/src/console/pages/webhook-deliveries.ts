@@ -148,7 +148,10 @@ async function redriveDelivery(request: SignedInRequest, deps: ConsoleDeps) {
   const deliveryId = request.param("deliveryId");
   const idempotencyKey = formIdempotencyKey(form);
   await callService(
-    deps.webhooks.redriveDelivery({ tenantId: viewer.tenantId, endpointId, deliveryId, idempotencyKey }, call),
+    deps.webhooks.redriveDelivery(
+      { tenantId: viewer.tenantId, endpointId, deliveryId, idempotencyKey, actor: call.actor },
+      call,
+    ),
     { idempotencyKey, howToCheck: "The delivery may have been redriven: inspect it" },
   );
   return redirect(deliveryPath(endpointId, deliveryId), {

@@ -170,7 +170,7 @@ async function createEndpoint(request: SignedInRequest, deps: ConsoleDeps) {
   let answer;
   try {
     answer = await callService(
-      deps.webhooks.createEndpoint({ tenantId: viewer.tenantId, ...values, idempotencyKey }, call),
+      deps.webhooks.createEndpoint({ tenantId: viewer.tenantId, ...values, idempotencyKey, actor: call.actor }, call),
       { idempotencyKey, howToCheck: "The endpoint may have been created: list the endpoints" },
     );
   } catch (error) {
@@ -416,6 +416,7 @@ async function saveEdit(request: SignedInRequest, deps: ConsoleDeps) {
           eventTypes: { eventTypes: values.eventTypes },
           expectedVersion,
           idempotencyKey,
+          actor: call.actor,
         },
         call,
       ),
@@ -472,7 +473,13 @@ function pauseOrResume(action: "pause" | "resume"): SignedInConsoleRoute["handle
     const { viewer, call, form } = request;
     const endpointId = request.param("endpointId");
     const idempotencyKey = formIdempotencyKey(form);
-    const input = { tenantId: viewer.tenantId, endpointId, expectedVersion: expectedVersionFrom(form), idempotencyKey };
+    const input = {
+      tenantId: viewer.tenantId,
+      endpointId,
+      expectedVersion: expectedVersionFrom(form),
+      idempotencyKey,
+      actor: call.actor,
+    };
     const retry = { idempotencyKey, howToCheck: `The endpoint may have been ${action}d: read it` };
     try {
       await callService(
@@ -552,7 +559,10 @@ async function rotateSecret(request: SignedInRequest, deps: ConsoleDeps) {
   let answer;
   try {
     answer = await callService(
-      deps.webhooks.rotateSecret({ tenantId: viewer.tenantId, endpointId, expectedVersion, idempotencyKey }, call),
+      deps.webhooks.rotateSecret(
+        { tenantId: viewer.tenantId, endpointId, expectedVersion, idempotencyKey, actor: call.actor },
+        call,
+      ),
       { idempotencyKey, howToCheck: "The secret may have been rotated" },
     );
   } catch (error) {
@@ -576,7 +586,7 @@ async function sendTest(request: SignedInRequest, deps: ConsoleDeps) {
   const idempotencyKey = formIdempotencyKey(form);
   const answer = await callService(
     deps.webhooks.sendTestDelivery(
-      { tenantId: viewer.tenantId, endpointId, eventType: form.get("eventType"), idempotencyKey },
+      { tenantId: viewer.tenantId, endpointId, eventType: form.get("eventType"), idempotencyKey, actor: call.actor },
       call,
     ),
     { idempotencyKey, howToCheck: "The test delivery may have been created: list the deliveries" },
