@@ -480,6 +480,10 @@ describe("console webhook pages", () => {
     expect(/data-total="(\d+)"/.exec(finished.text)?.[1]).toBe(String(count));
     expect(finished.text).not.toContain('hx-trigger="every 2s"');
     const fromApi = await api("GET", `/webhooks/${endpoint.id}/recoveries/${recoveryId!}`);
+    // The endpoint's page lists it among its recent recoveries, for every reader.
+    const endpointPage = await viewer.get(`/console/webhooks/${endpoint.id}`);
+    expect(endpointPage.text).toContain(`data-recovery-id="${recoveryId!}" data-state="completed"`);
+    expect(endpointPage.text).toContain(`href="/console/webhooks/${endpoint.id}/recoveries/${recoveryId!}"`);
     expect(fromApi.body).toMatchObject({
       state: "completed",
       done: count,
