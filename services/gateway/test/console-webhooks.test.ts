@@ -330,7 +330,9 @@ describe("console webhook pages", () => {
       const attempt = (detail.attemptHistory as { durationMs: number }[])[0]!;
       expect(shown.text).toContain(`data-status-code="200"`);
       expect(shown.text).toContain(`data-duration-ms="${attempt.durationMs}"`);
-      expect(shown.text).toContain("thanks from the receiver");
+      expect(shown.text).toMatch(
+        /<div id="latest-answer-body"><pre class="response-body">thanks from the receiver<\/pre>/,
+      );
       const payload = /<code id="payload-body">([^<]*)<\/code>/.exec(shown.text)![1]!.replace(/&quot;/g, '"');
       expect(payload).toBe(detail.payload);
       const curl = /<code id="curl-command">([^<]*)<\/code>/.exec(shown.text)![1]!;

@@ -90,7 +90,8 @@ async function deliveryPage(request: SignedInRequest, deps: ConsoleDeps) {
               <p id="latest-answer">
                 Status <strong>${latest.statusCode ?? "none"}</strong> in ${latest.durationMs} ms
                 ${latest.errorClass && html`(<code>${latest.errorClass}</code>)`}
-              </p>`
+              </p>
+              <div id="latest-answer-body">${responseBody(latest)}</div>`
           }
           ${waiting && html`<p id="waiting">No attempt yet: waiting for the receiver.</p>`}
           ${waiting && refreshing(self, "delivery")}
