@@ -480,6 +480,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         afterSeq,
         status,
         eventType: request.eventType === "" ? undefined : request.eventType,
+        eventId: request.eventId === "" ? undefined : request.eventId,
       });
       return {
         deliveries: page.deliveries.map(toProtoDelivery),
