@@ -44,6 +44,15 @@ export const internalEventTypes: readonly string[] = [
   "notification.failed",
   "webhook.endpoint_dead_lettered",
   "webhook.endpoint_resumed",
+  "webhook.endpoint_recovery_started",
+  "webhook.endpoint_recovery_finished",
+  "webhook.endpoint_created",
+  "webhook.endpoint_updated",
+  "webhook.endpoint_deleted",
+  "webhook.endpoint_paused",
+  "webhook.endpoint_secret_rotated",
+  "webhook.delivery_redriven",
+  "webhook.test_delivery_sent",
 ];
 
 /** The webhook event catalog's types, read from its source (services/webhooks/src/domain/event-catalog.ts). */

@@ -45,11 +45,16 @@ describe("tenant interface edge", () => {
     createWebhookEndpoint: { url: "https://localhost/edge-walk", description: "walk", eventTypes: ["booking.*"] },
     updateWebhookEndpoint: { description: "walked" },
     sendWebhookTestDelivery: { eventType: "booking.created" },
+    // A window with no delivery in it: each walk's recovery completes at once (no two run together).
+    recoverWebhookEndpoint: {
+      since: new Date(Date.now() - 2 * 3_600_000).toISOString(),
+      until: new Date(Date.now() - 3_600_000).toISOString(),
+    },
     createConsoleLink: { email: "walk@example.com" },
   };
 
   /** The {endpointId} and {deliveryId} the walk uses: deletion gets an endpoint of its own. */
-  const webhookIds = { endpoint: "", deleted: "", delivery: "" };
+  const webhookIds = { endpoint: "", deleted: "", delivery: "", recovery: "" };
 
   /** A request that is right in every way but the one a test varies. */
   function requestFor(route: TenantRoute, tenantId: string, key: string | null = keys.full!) {
@@ -57,7 +62,8 @@ describe("tenant interface edge", () => {
       .replace(":tenantId", tenantId)
       .replace(":to", encodeURIComponent(recipient))
       .replace(":endpointId", route.operationId === "deleteWebhookEndpoint" ? webhookIds.deleted : webhookIds.endpoint)
-      .replace(":deliveryId", webhookIds.delivery);
+      .replace(":deliveryId", webhookIds.delivery)
+      .replace(":recoveryId", webhookIds.recovery);
     expect(path, `${route.operationId}: a path parameter the walk does not fill`).not.toMatch(/\/:/);
     const headers: Record<string, string> = {};
     let body: string | undefined;
@@ -122,6 +128,11 @@ describe("tenant interface edge", () => {
        values ($1, $2, $3, 'evt_walk', 'booking.created', true, '{}', 'dead_lettered')`,
       [webhookIds.delivery, tenant, webhookIds.endpoint],
     );
+    const recovered = await call("POST", `/api/v1/tenants/${tenant}/webhooks/${webhookIds.endpoint}/recover`, {
+      headers: { "content-type": "application/json", "idempotency-key": `walk-setup-${counter++}` },
+      body: JSON.stringify(validBodies.recoverWebhookEndpoint),
+    });
+    webhookIds.recovery = recovered.body.id as string;
     await db.end();
     const revoked = await stack.admin("key", "create", "--scopes", allScopes, "--tenants", tenant);
     await stack.admin("key", "revoke", "--id", revoked.id as string);

@@ -115,6 +115,11 @@ describe("webhook management", () => {
         createdAt: expect.any(String) as string,
         updatedAt: body.createdAt,
         previousSecretExpiresAt: null,
+        health: "healthy",
+        successRate24h: null,
+        attempts24h: 0,
+        attentionCause: null,
+        attentionSince: null,
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/) as string,
       });
       const read = await call("GET", `${base()}/${body.id as string}`);
@@ -357,6 +362,133 @@ describe("webhook management", () => {
         await call("GET", `${path}/deliveries/dlv_000000000000000000000000`),
         404,
         "webhook.delivery_not_found",
+      );
+    });
+
+    it("shows each attempt's error class, the endpoint's health and 24 h success rate, and hourly stats", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const id = await seedDelivery(endpoint.id as string, "awaiting_retry");
+      await db.query(
+        `insert into webhooks.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
+           status_code, error, response_body, response_body_truncated)
+         values ($1, $2, 1, now() - interval '2 hours', 31, false, 503, 'non_2xx_status', 'busy', false),
+                ($1, $2, 2, now() - interval '90 minutes', 10000, false, null, 'timeout', null, false),
+                ($1, $2, 3, now() - interval '1 minute', 12, true, 200, null, 'ok', false)`,
+        [id, endpoint.id],
+      );
+      const detail = await call("GET", `${path}/deliveries/${id}`);
+      expect(detail.res.status).toBe(200);
+      expect(
+        (detail.body.attemptHistory as Record<string, unknown>[]).map((a) => [
+          a.statusCode,
+          a.errorClass,
+          a.responseBody,
+        ]),
+      ).toEqual([
+        [503, "http_5xx", "busy"],
+        [null, "timeout", ""],
+        [200, null, "ok"],
+      ]);
+      const read = await call("GET", path);
+      expect(read.body).toMatchObject({
+        health: "failing",
+        successRate24h: 1 / 3,
+        attempts24h: 3,
+        attentionCause: null,
+      });
+      const stats = await call("GET", `${path}/stats`);
+      expect(stats.res.status).toBe(200);
+      const hourly = stats.body.hourly as { start: string; succeeded: number; failed: number }[];
+      expect(hourly).toHaveLength(24);
+      expect(hourly[0]!.start).toBe(stats.body.windowStart);
+      expect(hourly.reduce((sum, b) => sum + b.succeeded, 0)).toBe(1);
+      expect(hourly.reduce((sum, b) => sum + b.failed, 0)).toBe(2);
+      expect(hourly[23]).toMatchObject({ succeeded: 1, failed: 0 });
+    });
+  });
+
+  describe("recover", () => {
+    it("counts with a dry run, starts a throttled job (202) and reports its progress; idempotent", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const expected = [
+        await seedDelivery(endpoint.id as string, "dead_lettered", "50 minutes"),
+        await seedDelivery(endpoint.id as string, "awaiting_retry", "40 minutes"),
+        await seedDelivery(endpoint.id as string, "dead_lettered", "30 minutes"),
+      ];
+      await seedDelivery(endpoint.id as string, "dead_lettered", "2 hours");
+      await seedDelivery(endpoint.id as string, "succeeded", "20 minutes");
+      const since = new Date(Date.now() - 3_600_000).toISOString();
+
+      const dryKey = idempotencyKey("dry");
+      const dry = await post(`${path}/recover`, { since, dryRun: true }, { idempotencyKey: dryKey });
+      expect(dry.res.status).toBe(200);
+      expect(dry.body).toEqual({ wouldRecover: 3 });
+      const dryReplay = await post(`${path}/recover`, { since, dryRun: true }, { idempotencyKey: dryKey });
+      expect(dryReplay.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(dryReplay.body).toEqual({ wouldRecover: 3 });
+      expectProblem(
+        await post(`${path}/recover`, { since, dryRun: false }, { idempotencyKey: dryKey }),
+        422,
+        "idempotency.key_reused",
+      );
+
+      const key = idempotencyKey("recover");
+      const started = await post(`${path}/recover`, { since }, { idempotencyKey: key });
+      expect(started.res.status).toBe(202);
+      expect(started.body).toMatchObject({
+        id: expect.stringMatching(/^rcv_[0-9a-f]{24}$/) as string,
+        endpointId: endpoint.id,
+        since,
+        until: null,
+        total: 3,
+        failureCode: null,
+        actor: expect.stringMatching(/^api_key:key_[0-9a-f]{24}$/) as string,
+      });
+      const id = started.body.id as string;
+      const replay = await post(`${path}/recover`, { since }, { idempotencyKey: key });
+      expect(replay.res.status).toBe(202);
+      expect(replay.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body).toEqual(started.body);
+
+      let progress: Answer | undefined;
+      for (let i = 0; i < 100; i += 1) {
+        progress = await call("GET", `${path}/recoveries/${id}`);
+        expect(progress.res.status).toBe(200);
+        if (progress.body.state === "completed") break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(progress!.body).toMatchObject({ id, state: "completed", total: 3, done: 3, redriven: 3, skipped: 0 });
+      expect(progress!.body.finishedAt).toEqual(expect.any(String));
+      const { rows } = await db.query<{ id: string; generation: number }>(
+        "select id, generation from webhooks.deliveries where id = any($1) order by created_at",
+        [expected],
+      );
+      expect(rows.every((row) => row.generation >= 2)).toBe(true);
+      expectProblem(
+        await call("GET", `${path}/recoveries/rcv_000000000000000000000000`),
+        404,
+        "webhook.recovery_not_found",
+      );
+    });
+
+    it("refuses a window in the future or past the retention, a bad body, a paused endpoint", async () => {
+      const endpoint = await createEndpoint();
+      const path = `${base()}/${endpoint.id as string}`;
+      const future = await post(`${path}/recover`, { since: new Date(Date.now() + 60_000).toISOString() });
+      expectProblem(future, 400, "webhook.recovery_window_invalid");
+      expect(future.body.detail).toBe("since is in the future");
+      const old = await post(`${path}/recover`, { since: new Date(Date.now() - 31 * 86_400_000).toISOString() });
+      expectProblem(old, 400, "webhook.recovery_window_invalid");
+      expect(old.body.detail).toContain("older than the 30-day retention");
+      expectProblem(await post(`${path}/recover`, { since: "2026-01-01", extra: 1 }), 400, "request.invalid");
+      expectProblem(await post(`${path}/recover`, { dryRun: "yes" }), 400, "request.invalid");
+      expect((await post(`${path}/pause`)).res.status).toBe(200);
+      expectProblem(
+        await post(`${path}/recover`, { since: new Date(Date.now() - 60_000).toISOString() }),
+        409,
+        "webhook.endpoint_paused",
       );
     });
   });

@@ -86,8 +86,24 @@ const schema = z
     WEBHOOKS_JANITOR_BATCH: env.positiveInt(1000),
     /** How often the backlog gauges (pending deliveries, oldest waiting, per endpoint class) are measured. */
     WEBHOOKS_BACKLOG_INTERVAL: env.duration(15_000),
+    /** Redrives per second of a recovery (RecoverDeliveries), per recovery; decimals allowed (0.5: one every 2 s). */
+    WEBHOOKS_RECOVER_RATE: z.coerce.number().positive().max(1000).default(10),
+    /**
+     * How long a runner's claim on a recovery lasts without progress: after a crash, another
+     * replica continues the recovery once it has run out. Must exceed 1/WEBHOOKS_RECOVER_RATE by 1 s.
+     */
+    WEBHOOKS_RECOVER_LEASE: env.duration(30_000),
+    /** How often an idle runner looks for a recovery to run. */
+    WEBHOOKS_RECOVER_POLL_INTERVAL: env.duration(1_000),
   })
   .superRefine((config, ctx) => {
+    if (config.WEBHOOKS_RECOVER_LEASE < 1000 / config.WEBHOOKS_RECOVER_RATE + 1000) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["WEBHOOKS_RECOVER_LEASE"],
+        message: "must exceed the wait between two redrives (1/WEBHOOKS_RECOVER_RATE seconds) by at least 1s",
+      });
+    }
     if (config.WEBHOOKS_LEASE < config.WEBHOOKS_DELIVERY_TIMEOUT + leaseMarginMs) {
       ctx.addIssue({
         code: "custom",

@@ -1,7 +1,8 @@
 /**
  * The webhooks service: wiring only. Postgres (schema "webhooks"), NATS JetStream (streams and
  * durable consumers declared at start), the outbox relay, the gRPC services, the fan-out of
- * platform events into deliveries, the delivery worker, the sweeper, the janitor and /metrics.
+ * platform events into deliveries, the delivery worker, the sweeper, the janitor, the recovery
+ * runner and /metrics.
  */
 import { EventServiceService, WebhookServiceService } from "@platform/proto/webhooks/v1";
 import { createGrpcInstrumentation, instrumentService, startGrpcServer } from "@platform/service-kit/grpc-server";
@@ -25,6 +26,7 @@ import { startBacklogCollector } from "./delivery/backlog-collector.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
 import { startJanitor } from "./delivery/janitor.js";
+import { startRecoveryRunner } from "./delivery/recovery-runner.js";
 import { createPipelineMetrics, type RefusalPath } from "./delivery/pipeline-metrics.js";
 import { startSweeper } from "./delivery/sweeper.js";
 import { createTargetResolver } from "./delivery/target-resolver.js";
@@ -181,6 +183,16 @@ async function main() {
     retentionMs: config.WEBHOOKS_RETENTION,
     batchSize: config.WEBHOOKS_JANITOR_BATCH,
   });
+  const recoveries = startRecoveryRunner({
+    db,
+    queue,
+    logger: logger.child({ component: "recovery" }),
+    ratePerSecond: config.WEBHOOKS_RECOVER_RATE,
+    leaseMs: config.WEBHOOKS_RECOVER_LEASE,
+    pollIntervalMs: config.WEBHOOKS_RECOVER_POLL_INTERVAL,
+    retentionMs: config.WEBHOOKS_RETENTION,
+    events: endpointEvents,
+  });
   const backlog = startBacklogCollector({
     db,
     registry,
@@ -209,6 +221,7 @@ async function main() {
         worker.stop(graceMs),
         sweeper.stop(),
         janitor.stop(),
+        recoveries.stop(),
         backlog.stop(),
       ]);
       await relay.stop();

@@ -110,9 +110,12 @@ describe("batched attempt records (real Postgres)", () => {
       nextAttemptAt: null,
       deadLettered: true,
     });
-    expect(await db("endpoints").where({ id: endpointId }).first("paused", "attention_reason", "version")).toEqual({
+    expect(
+      await db("endpoints").where({ id: endpointId }).first("paused", "attention_reason", "attention_cause", "version"),
+    ).toEqual({
       paused: true,
       attention_reason: "webhook.endpoint_dead_lettered",
+      attention_cause: "http_5xx",
       version: "2",
     });
     // The attention item's event, in the batch's transaction and in the delivery's trace; the
@@ -131,7 +134,7 @@ describe("batched attempt records (real Postgres)", () => {
       [
         "wbatch.events.b.webhook.endpoint_dead_lettered",
         "webhook.endpoint_dead_lettered",
-        { endpoint_id: endpointId, delivery_id: id, reason_code: "webhook.endpoint_dead_lettered" },
+        { endpoint_id: endpointId, delivery_id: id, reason_code: "webhook.endpoint_dead_lettered", cause: "http_5xx" },
         traceparent,
       ],
     ]);

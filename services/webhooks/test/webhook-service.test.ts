@@ -242,6 +242,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         version: "1",
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as string,
         updatedAt: endpoint!.createdAt,
+        health: "healthy",
+        attempts24h: "0",
       });
       const row = (await db("endpoints").where({ id: endpoint!.id }).first()) as Record<string, unknown>;
       expect(JSON.stringify(row)).not.toContain(secret.slice(6));
@@ -496,7 +498,13 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       expect(resumed.endpoint).toMatchObject({ paused: false, version: "3" });
       expect(resumed.endpoint!.attentionReason).toBeUndefined();
       // The dead-letter attention closes: webhook.endpoint_resumed in the outbox, relay kicked.
-      expect((await outboxEvents()).filter((e) => e.type === "webhook.endpoint_resumed")).toEqual([
+      expect(
+        (await outboxEvents()).filter(
+          (e) =>
+            e.type === "webhook.endpoint_resumed" &&
+            (e.object as { endpoint_id?: string }).endpoint_id === endpoint!.id,
+        ),
+      ).toEqual([
         {
           subject: `wsvc.events.${tenant}.webhook.endpoint_resumed`,
           type: "webhook.endpoint_resumed",
@@ -631,7 +639,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
   });
 
   describe("the delivery ledger", () => {
-    it("pages deliveries newest first, each once, filtered by status and event type", async () => {
+    it("pages deliveries newest first, each once, filtered by status, event type and event id", async () => {
       const { endpoint } = await create();
       const { endpoint: neighbour } = await create();
       const statuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"];
@@ -656,6 +664,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
           cursor,
           status: "",
           eventType: "",
+          eventId: "",
         });
         seen.push(...page.deliveries.map((d) => d.id));
         cursor = page.nextCursor;
@@ -670,6 +679,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         cursor: "",
         status: "succeeded",
         eventType: "",
+        eventId: "",
       });
       expect(succeeded.deliveries.map((d) => d.id)).toEqual([ids[11], ids[6], ids[1]]);
       const cancelled = await rpc("listDeliveries", {
@@ -679,8 +689,19 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         cursor: "",
         status: "",
         eventType: "booking.cancelled",
+        eventId: "",
       });
       expect(cancelled.deliveries.map((d) => d.id)).toEqual([ids[9], ids[6], ids[3], ids[0]]);
+      const ofOneEvent = await rpc("listDeliveries", {
+        tenantId: tenant,
+        endpointId: endpoint!.id,
+        limit: 100,
+        cursor: "",
+        status: "",
+        eventType: "",
+        eventId: cancelled.deliveries[1]!.eventId,
+      });
+      expect(ofOneEvent.deliveries.map((d) => d.id)).toEqual([ids[6]]);
       expect(cancelled.deliveries[0]).toMatchObject({
         endpointId: endpoint!.id,
         eventType: "booking.cancelled",
@@ -689,7 +710,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         attemptsTotal: 0,
         livemode: true,
       });
-      const base = { tenantId: tenant, endpointId: endpoint!.id, limit: 0, cursor: "", eventType: "" };
+      const base = { tenantId: tenant, endpointId: endpoint!.id, limit: 0, cursor: "", eventType: "", eventId: "" };
       expect(await failure(rpc("listDeliveries", { ...base, status: "failed" }))).toMatchObject({
         status: "INVALID_ARGUMENT",
         code: "request.invalid",

@@ -70,6 +70,41 @@ export const webhookCodes = {
     reaction: "Do not retry; reconcile from your own records or the polls.",
     usedAs: ["problem"],
   },
+  "webhook.recovery_window_invalid": {
+    status: 400,
+    title: "The recovery window is invalid",
+    meaning:
+      "A recover's `since` is in the future, older than the 30-day retention (deliveries older than it cannot be redriven), or after `until`; `detail` says which.",
+    reaction: "Choose a `since` within the retention and not in the future; never retry the request as it is.",
+    usedAs: ["problem"],
+  },
+  "webhook.endpoint_paused": {
+    status: 409,
+    title: "The webhook endpoint is paused",
+    meaning: "A recover was asked for a paused endpoint: its deliveries would only be held.",
+    reaction: "Resume the endpoint (which releases its held deliveries), then recover.",
+    usedAs: ["problem"],
+  },
+  "webhook.recovery_in_progress": {
+    status: 409,
+    title: "A recovery of this endpoint is already running",
+    meaning: "An endpoint runs one recovery at a time; another is queued or running.",
+    reaction: "Follow the running recovery (its id is in `detail`); recover again once it has finished.",
+    usedAs: ["problem"],
+  },
+  "webhook.recovery_not_found": {
+    status: 404,
+    title: "Webhook recovery not found",
+    meaning: "No recovery with this id exists for this endpoint.",
+    reaction: "Verify the id; no blind retry.",
+    usedAs: ["problem"],
+  },
+  "webhook.recovery_endpoint_deleted": {
+    title: "The endpoint was deleted during the recovery",
+    meaning: "A recovery stopped (state `failed`) because its endpoint was deleted.",
+    reaction: "None; the endpoint receives nothing any more.",
+    usedAs: ["reasonCode"],
+  },
   "webhook.endpoint_dead_lettered": {
     title: "A webhook endpoint dead-lettered a delivery",
     meaning: "A delivery failed 8 attempts; the endpoint was paused and needs attention.",

@@ -64,6 +64,12 @@ export interface AttentionItem {
   openedAt: string;
   /** The event that opened it. */
   eventId: string;
+  /**
+   * The class of what caused it, when the event says: for webhook_endpoint_dead_lettered the error
+   * class of the dead-lettered delivery's last attempt ("timeout", "tls", "refused_target",
+   * "connection", "http_3xx", "http_4xx", "http_5xx", "http_other"); empty otherwise.
+   */
+  cause: string;
 }
 
 export interface ListAttentionRequest {
@@ -95,6 +101,8 @@ export interface ActivityItem {
   reasonCode: string;
   /** The state the event names (e.g. "sent", "off", "live", "soft_cap"); empty when none. */
   state: string;
+  /** Who did it, when the event names them (e.g. "console:user@example.com"); empty when not. */
+  actor: string;
 }
 
 export interface ListActivityRequest {
@@ -481,7 +489,7 @@ export const ListWorkResponse: MessageFns<ListWorkResponse> = {
 };
 
 function createBaseAttentionItem(): AttentionItem {
-  return { id: "", kind: "", subjectId: "", reasonCode: "", openedAt: "", eventId: "" };
+  return { id: "", kind: "", subjectId: "", reasonCode: "", openedAt: "", eventId: "", cause: "" };
 }
 
 export const AttentionItem: MessageFns<AttentionItem> = {
@@ -503,6 +511,9 @@ export const AttentionItem: MessageFns<AttentionItem> = {
     }
     if (message.eventId !== "") {
       writer.uint32(50).string(message.eventId);
+    }
+    if (message.cause !== "") {
+      writer.uint32(58).string(message.cause);
     }
     return writer;
   },
@@ -568,6 +579,14 @@ export const AttentionItem: MessageFns<AttentionItem> = {
             message.eventId = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.cause = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -604,6 +623,7 @@ export const AttentionItem: MessageFns<AttentionItem> = {
         : isSet(object.event_id)
         ? globalThis.String(object.event_id)
         : "",
+      cause: isSet(object.cause) ? globalThis.String(object.cause) : "",
     };
   },
 
@@ -627,6 +647,9 @@ export const AttentionItem: MessageFns<AttentionItem> = {
     if (message.eventId !== "") {
       obj.eventId = message.eventId;
     }
+    if (message.cause !== "") {
+      obj.cause = message.cause;
+    }
     return obj;
   },
 
@@ -641,6 +664,7 @@ export const AttentionItem: MessageFns<AttentionItem> = {
     message.reasonCode = object.reasonCode ?? "";
     message.openedAt = object.openedAt ?? "";
     message.eventId = object.eventId ?? "";
+    message.cause = object.cause ?? "";
     return message;
   },
 };
@@ -840,7 +864,16 @@ export const ListAttentionResponse: MessageFns<ListAttentionResponse> = {
 };
 
 function createBaseActivityItem(): ActivityItem {
-  return { eventId: "", type: "", occurredAt: "", subjectKind: "", subjectId: "", reasonCode: "", state: "" };
+  return {
+    eventId: "",
+    type: "",
+    occurredAt: "",
+    subjectKind: "",
+    subjectId: "",
+    reasonCode: "",
+    state: "",
+    actor: "",
+  };
 }
 
 export const ActivityItem: MessageFns<ActivityItem> = {
@@ -865,6 +898,9 @@ export const ActivityItem: MessageFns<ActivityItem> = {
     }
     if (message.state !== "") {
       writer.uint32(58).string(message.state);
+    }
+    if (message.actor !== "") {
+      writer.uint32(66).string(message.actor);
     }
     return writer;
   },
@@ -938,6 +974,14 @@ export const ActivityItem: MessageFns<ActivityItem> = {
             message.state = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -979,6 +1023,7 @@ export const ActivityItem: MessageFns<ActivityItem> = {
         ? globalThis.String(object.reason_code)
         : "",
       state: isSet(object.state) ? globalThis.String(object.state) : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
     };
   },
 
@@ -1005,6 +1050,9 @@ export const ActivityItem: MessageFns<ActivityItem> = {
     if (message.state !== "") {
       obj.state = message.state;
     }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1020,6 +1068,7 @@ export const ActivityItem: MessageFns<ActivityItem> = {
     message.subjectId = object.subjectId ?? "";
     message.reasonCode = object.reasonCode ?? "";
     message.state = object.state ?? "";
+    message.actor = object.actor ?? "";
     return message;
   },
 };

@@ -52,7 +52,28 @@ export interface Endpoint {
   createdAt: string;
   updatedAt: string;
   /** Until this moment the previous secret also signs (24 h after the latest rotation). */
-  previousSecretExpiresAt?: string | undefined;
+  previousSecretExpiresAt?:
+    | string
+    | undefined;
+  /**
+   * "healthy", "degraded", "failing" or "paused", from the attempts of the last 24 hours
+   * (domain/endpoint-health.ts; docs/webhooks.md "Endpoint health").
+   */
+  health: string;
+  /** Attempts succeeded / attempts made in the last 24 hours; absent when none was made. */
+  successRate24h?:
+    | number
+    | undefined;
+  /** Attempts made in the last 24 hours. */
+  attempts24h: string;
+  /**
+   * While attention_reason is "webhook.endpoint_dead_lettered": the error class of the failed
+   * last attempt of the delivery that dead-lettered ("timeout", "tls", "refused_target",
+   * "connection", "http_3xx", "http_4xx", "http_5xx"), and when it paused the endpoint. Cleared
+   * by resume.
+   */
+  attentionCause?: string | undefined;
+  attentionSince?: string | undefined;
 }
 
 export interface CreateEndpointRequest {
@@ -62,6 +83,11 @@ export interface CreateEndpointRequest {
   eventTypes: string[];
   /** The partner's Idempotency-Key; recorded with the effect. */
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface CreateEndpointResponse {
@@ -114,6 +140,11 @@ export interface UpdateEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface UpdateEndpointResponse {
@@ -127,6 +158,11 @@ export interface DeleteEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface PauseEndpointRequest {
@@ -135,6 +171,11 @@ export interface PauseEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface ResumeEndpointRequest {
@@ -143,6 +184,11 @@ export interface ResumeEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface RotateSecretRequest {
@@ -151,6 +197,11 @@ export interface RotateSecretRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface DeleteEndpointResponse {
@@ -240,6 +291,11 @@ export interface Attempt {
   /** The first 4 KiB of the receiver's answer. */
   responseBody: Buffer;
   responseBodyTruncated: boolean;
+  /**
+   * The class of a failed attempt: "timeout", "tls", "refused_target", "connection",
+   * "http_3xx" (a redirect, never followed), "http_4xx", "http_5xx", "http_other"; empty on success.
+   */
+  errorClass: string;
 }
 
 export interface ListDeliveriesRequest {
@@ -252,6 +308,8 @@ export interface ListDeliveriesRequest {
   status: string;
   /** Empty: every type. */
   eventType: string;
+  /** Empty: every event; else only the delivery of this event id (at most one per endpoint). */
+  eventId: string;
 }
 
 export interface ListDeliveriesResponse {
@@ -281,6 +339,11 @@ export interface RedriveDeliveryRequest {
   endpointId: string;
   deliveryId: string;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface RedriveDeliveryResponse {
@@ -314,7 +377,102 @@ export interface GetEndpointStatsResponse {
   /** Attempt duration percentiles in milliseconds; absent when no attempt was made. */
   latencyP50Ms?: number | undefined;
   latencyP95Ms?: number | undefined;
-  latencyP99Ms?: number | undefined;
+  latencyP99Ms?:
+    | number
+    | undefined;
+  /**
+   * The window in 24 buckets of one hour, oldest first: bucket i covers
+   * [window_start + i h, window_start + (i + 1) h) (the last one also holds window_end).
+   */
+  hourly: HourlyAttempts[];
+}
+
+export interface HourlyAttempts {
+  /** RFC 3339 UTC: the start of the bucket. */
+  start: string;
+  succeeded: string;
+  failed: string;
+}
+
+/**
+ * A recovery: every failed (awaiting_retry) or dead-lettered delivery of an endpoint created in
+ * [since, until), redriven one by one at WEBHOOKS_RECOVER_RATE per second.
+ */
+export interface Recovery {
+  /** "rcv_" + 24 lowercase hex. */
+  id: string;
+  endpointId: string;
+  since: string;
+  /** Absent: up to the moment the recovery was created. */
+  until?:
+    | string
+    | undefined;
+  /** "queued", "running", "completed" or "failed". */
+  state: string;
+  /** Deliveries the recovery covers (fixed at creation). */
+  total: string;
+  /** Deliveries handled so far: redriven + skipped. */
+  done: string;
+  redriven: string;
+  /** No longer redrivable when their turn came (they succeeded meanwhile, or left the retention). */
+  skipped: string;
+  /** Why a failed recovery stopped, e.g. "webhook.recovery_endpoint_deleted". */
+  failureCode?: string | undefined;
+  createdAt: string;
+  startedAt?: string | undefined;
+  finishedAt?: string | undefined;
+  updatedAt: string;
+  /** Who asked for it, as the caller named them (e.g. "console:user@example.com"). */
+  actor?: string | undefined;
+}
+
+export interface RecoverDeliveriesRequest {
+  tenantId: string;
+  endpointId: string;
+  /** RFC 3339; not in the future, not older than the retention (30 days). */
+  since: string;
+  /** RFC 3339, after since; absent: now. */
+  until?:
+    | string
+    | undefined;
+  /** Only count: would_recover, no recovery. */
+  dryRun: boolean;
+  idempotencyKey: string;
+  /** Who asks, for the activity feed (e.g. "console:user@example.com"); at most 200 characters. */
+  actor?: string | undefined;
+}
+
+export interface RecoverDeliveriesResponse {
+  /** The deliveries the recovery covers (dry run: would cover). */
+  wouldRecover: string;
+  /** Absent on a dry run. */
+  recovery: Recovery | undefined;
+  replayed: boolean;
+}
+
+export interface GetRecoveryRequest {
+  tenantId: string;
+  endpointId: string;
+  recoveryId: string;
+}
+
+export interface GetRecoveryResponse {
+  recovery: Recovery | undefined;
+}
+
+export interface ListRecoveriesRequest {
+  tenantId: string;
+  endpointId: string;
+  /** 1-100; 0 means the default (20). */
+  limit: number;
+}
+
+export interface ListRecoveriesResponse {
+  /**
+   * The endpoint's latest recoveries, newest first (an active one, if any, is among them: it is
+   * the newest, since an endpoint runs one at a time).
+   */
+  recoveries: Recovery[];
 }
 
 export interface SendTestDeliveryRequest {
@@ -323,6 +481,11 @@ export interface SendTestDeliveryRequest {
   /** Any subscribable event type; the payload is synthetic and livemode is false. */
   eventType: string;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface SendTestDeliveryResponse {
@@ -383,6 +546,11 @@ function createBaseEndpoint(): Endpoint {
     createdAt: "",
     updatedAt: "",
     previousSecretExpiresAt: undefined,
+    health: "",
+    successRate24h: undefined,
+    attempts24h: "0",
+    attentionCause: undefined,
+    attentionSince: undefined,
   };
 }
 
@@ -423,6 +591,21 @@ export const Endpoint: MessageFns<Endpoint> = {
     }
     if (message.previousSecretExpiresAt !== undefined) {
       writer.uint32(98).string(message.previousSecretExpiresAt);
+    }
+    if (message.health !== "") {
+      writer.uint32(106).string(message.health);
+    }
+    if (message.successRate24h !== undefined) {
+      writer.uint32(113).double(message.successRate24h);
+    }
+    if (message.attempts24h !== "0") {
+      writer.uint32(120).int64(message.attempts24h);
+    }
+    if (message.attentionCause !== undefined) {
+      writer.uint32(130).string(message.attentionCause);
+    }
+    if (message.attentionSince !== undefined) {
+      writer.uint32(138).string(message.attentionSince);
     }
     return writer;
   },
@@ -536,6 +719,46 @@ export const Endpoint: MessageFns<Endpoint> = {
             message.previousSecretExpiresAt = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.health = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.successRate24h = reader.double();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.attempts24h = reader.int64().toString();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.attentionCause = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.attentionSince = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -590,6 +813,27 @@ export const Endpoint: MessageFns<Endpoint> = {
         : isSet(object.previous_secret_expires_at)
         ? globalThis.String(object.previous_secret_expires_at)
         : undefined,
+      health: isSet(object.health) ? globalThis.String(object.health) : "",
+      successRate24h: isSet(object.successRate24h)
+        ? globalThis.Number(object.successRate24h)
+        : isSet(object.success_rate_24h)
+        ? globalThis.Number(object.success_rate_24h)
+        : undefined,
+      attempts24h: isSet(object.attempts24h)
+        ? globalThis.String(object.attempts24h)
+        : isSet(object.attempts_24h)
+        ? globalThis.String(object.attempts_24h)
+        : "0",
+      attentionCause: isSet(object.attentionCause)
+        ? globalThis.String(object.attentionCause)
+        : isSet(object.attention_cause)
+        ? globalThis.String(object.attention_cause)
+        : undefined,
+      attentionSince: isSet(object.attentionSince)
+        ? globalThis.String(object.attentionSince)
+        : isSet(object.attention_since)
+        ? globalThis.String(object.attention_since)
+        : undefined,
     };
   },
 
@@ -631,6 +875,21 @@ export const Endpoint: MessageFns<Endpoint> = {
     if (message.previousSecretExpiresAt !== undefined) {
       obj.previousSecretExpiresAt = message.previousSecretExpiresAt;
     }
+    if (message.health !== "") {
+      obj.health = message.health;
+    }
+    if (message.successRate24h !== undefined) {
+      obj.successRate24h = floatToJson(message.successRate24h);
+    }
+    if (message.attempts24h !== "0") {
+      obj.attempts24h = message.attempts24h;
+    }
+    if (message.attentionCause !== undefined) {
+      obj.attentionCause = message.attentionCause;
+    }
+    if (message.attentionSince !== undefined) {
+      obj.attentionSince = message.attentionSince;
+    }
     return obj;
   },
 
@@ -651,12 +910,17 @@ export const Endpoint: MessageFns<Endpoint> = {
     message.createdAt = object.createdAt ?? "";
     message.updatedAt = object.updatedAt ?? "";
     message.previousSecretExpiresAt = object.previousSecretExpiresAt ?? undefined;
+    message.health = object.health ?? "";
+    message.successRate24h = object.successRate24h ?? undefined;
+    message.attempts24h = object.attempts24h ?? "0";
+    message.attentionCause = object.attentionCause ?? undefined;
+    message.attentionSince = object.attentionSince ?? undefined;
     return message;
   },
 };
 
 function createBaseCreateEndpointRequest(): CreateEndpointRequest {
-  return { tenantId: "", url: "", description: "", eventTypes: [], idempotencyKey: "" };
+  return { tenantId: "", url: "", description: "", eventTypes: [], idempotencyKey: "", actor: undefined };
 }
 
 export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
@@ -675,6 +939,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(42).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(50).string(message.actor);
     }
     return writer;
   },
@@ -732,6 +999,14 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -763,6 +1038,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -783,6 +1059,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -796,6 +1075,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     message.description = object.description ?? "";
     message.eventTypes = object.eventTypes?.map((e) => e) || [];
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1343,6 +1623,7 @@ function createBaseUpdateEndpointRequest(): UpdateEndpointRequest {
     eventTypes: undefined,
     expectedVersion: undefined,
     idempotencyKey: "",
+    actor: undefined,
   };
 }
 
@@ -1368,6 +1649,9 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(58).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(66).string(message.actor);
     }
     return writer;
   },
@@ -1441,6 +1725,14 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1482,6 +1774,7 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1508,6 +1801,9 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1525,6 +1821,7 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
       : undefined;
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1617,7 +1914,7 @@ export const UpdateEndpointResponse: MessageFns<UpdateEndpointResponse> = {
 };
 
 function createBaseDeleteEndpointRequest(): DeleteEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
@@ -1633,6 +1930,9 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -1682,6 +1982,14 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1716,6 +2024,7 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1733,6 +2042,9 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1745,12 +2057,13 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBasePauseEndpointRequest(): PauseEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
@@ -1766,6 +2079,9 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -1815,6 +2131,14 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1849,6 +2173,7 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1866,6 +2191,9 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1878,12 +2206,13 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBaseResumeEndpointRequest(): ResumeEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
@@ -1899,6 +2228,9 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -1948,6 +2280,14 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1982,6 +2322,7 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1999,6 +2340,9 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2011,12 +2355,13 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBaseRotateSecretRequest(): RotateSecretRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
@@ -2032,6 +2377,9 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -2081,6 +2429,14 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2115,6 +2471,7 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -2132,6 +2489,9 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2144,6 +2504,7 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -3075,6 +3436,7 @@ function createBaseAttempt(): Attempt {
     error: undefined,
     responseBody: Buffer.alloc(0),
     responseBodyTruncated: false,
+    errorClass: "",
   };
 }
 
@@ -3103,6 +3465,9 @@ export const Attempt: MessageFns<Attempt> = {
     }
     if (message.responseBodyTruncated !== false) {
       writer.uint32(64).bool(message.responseBodyTruncated);
+    }
+    if (message.errorClass !== "") {
+      writer.uint32(74).string(message.errorClass);
     }
     return writer;
   },
@@ -3184,6 +3549,14 @@ export const Attempt: MessageFns<Attempt> = {
             message.responseBodyTruncated = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3226,6 +3599,11 @@ export const Attempt: MessageFns<Attempt> = {
         : isSet(object.response_body_truncated)
         ? globalThis.Boolean(object.response_body_truncated)
         : false,
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
     };
   },
 
@@ -3255,6 +3633,9 @@ export const Attempt: MessageFns<Attempt> = {
     if (message.responseBodyTruncated !== false) {
       obj.responseBodyTruncated = message.responseBodyTruncated;
     }
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
     return obj;
   },
 
@@ -3271,12 +3652,13 @@ export const Attempt: MessageFns<Attempt> = {
     message.error = object.error ?? undefined;
     message.responseBody = object.responseBody ?? Buffer.alloc(0);
     message.responseBodyTruncated = object.responseBodyTruncated ?? false;
+    message.errorClass = object.errorClass ?? "";
     return message;
   },
 };
 
 function createBaseListDeliveriesRequest(): ListDeliveriesRequest {
-  return { tenantId: "", endpointId: "", limit: 0, cursor: "", status: "", eventType: "" };
+  return { tenantId: "", endpointId: "", limit: 0, cursor: "", status: "", eventType: "", eventId: "" };
 }
 
 export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
@@ -3298,6 +3680,9 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     }
     if (message.eventType !== "") {
       writer.uint32(50).string(message.eventType);
+    }
+    if (message.eventId !== "") {
+      writer.uint32(58).string(message.eventId);
     }
     return writer;
   },
@@ -3363,6 +3748,14 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
             message.eventType = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3395,6 +3788,11 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
         : isSet(object.event_type)
         ? globalThis.String(object.event_type)
         : "",
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
     };
   },
 
@@ -3418,6 +3816,9 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     if (message.eventType !== "") {
       obj.eventType = message.eventType;
     }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
     return obj;
   },
 
@@ -3432,6 +3833,7 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     message.cursor = object.cursor ?? "";
     message.status = object.status ?? "";
     message.eventType = object.eventType ?? "";
+    message.eventId = object.eventId ?? "";
     return message;
   },
 };
@@ -3744,7 +4146,7 @@ export const GetDeliveryResponse: MessageFns<GetDeliveryResponse> = {
 };
 
 function createBaseRedriveDeliveryRequest(): RedriveDeliveryRequest {
-  return { tenantId: "", endpointId: "", deliveryId: "", idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", deliveryId: "", idempotencyKey: "", actor: undefined };
 }
 
 export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
@@ -3760,6 +4162,9 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -3809,6 +4214,14 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3843,6 +4256,7 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -3860,6 +4274,9 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -3872,6 +4289,7 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.deliveryId = object.deliveryId ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -4072,6 +4490,7 @@ function createBaseGetEndpointStatsResponse(): GetEndpointStatsResponse {
     latencyP50Ms: undefined,
     latencyP95Ms: undefined,
     latencyP99Ms: undefined,
+    hourly: [],
   };
 }
 
@@ -4118,6 +4537,9 @@ export const GetEndpointStatsResponse: MessageFns<GetEndpointStatsResponse> = {
     }
     if (message.latencyP99Ms !== undefined) {
       writer.uint32(113).double(message.latencyP99Ms);
+    }
+    for (const v of message.hourly) {
+      HourlyAttempts.encode(v!, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -4247,6 +4669,14 @@ export const GetEndpointStatsResponse: MessageFns<GetEndpointStatsResponse> = {
             message.latencyP99Ms = reader.double();
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.hourly.push(HourlyAttempts.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4315,6 +4745,9 @@ export const GetEndpointStatsResponse: MessageFns<GetEndpointStatsResponse> = {
         : isSet(object.latency_p99_ms)
         ? globalThis.Number(object.latency_p99_ms)
         : undefined,
+      hourly: globalThis.Array.isArray(object?.hourly)
+        ? object.hourly.map((e: any) => HourlyAttempts.fromJSON(e))
+        : [],
     };
   },
 
@@ -4362,6 +4795,9 @@ export const GetEndpointStatsResponse: MessageFns<GetEndpointStatsResponse> = {
     if (message.latencyP99Ms !== undefined) {
       obj.latencyP99Ms = floatToJson(message.latencyP99Ms);
     }
+    if (message.hourly?.length) {
+      obj.hourly = message.hourly.map((e) => HourlyAttempts.toJSON(e));
+    }
     return obj;
   },
 
@@ -4384,12 +4820,1105 @@ export const GetEndpointStatsResponse: MessageFns<GetEndpointStatsResponse> = {
     message.latencyP50Ms = object.latencyP50Ms ?? undefined;
     message.latencyP95Ms = object.latencyP95Ms ?? undefined;
     message.latencyP99Ms = object.latencyP99Ms ?? undefined;
+    message.hourly = object.hourly?.map((e) => HourlyAttempts.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseHourlyAttempts(): HourlyAttempts {
+  return { start: "", succeeded: "0", failed: "0" };
+}
+
+export const HourlyAttempts: MessageFns<HourlyAttempts> = {
+  encode(message: HourlyAttempts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.start !== "") {
+      writer.uint32(10).string(message.start);
+    }
+    if (message.succeeded !== "0") {
+      writer.uint32(16).int64(message.succeeded);
+    }
+    if (message.failed !== "0") {
+      writer.uint32(24).int64(message.failed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HourlyAttempts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHourlyAttempts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.start = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.succeeded = reader.int64().toString();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.failed = reader.int64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HourlyAttempts {
+    return {
+      start: isSet(object.start) ? globalThis.String(object.start) : "",
+      succeeded: isSet(object.succeeded) ? globalThis.String(object.succeeded) : "0",
+      failed: isSet(object.failed) ? globalThis.String(object.failed) : "0",
+    };
+  },
+
+  toJSON(message: HourlyAttempts): unknown {
+    const obj: any = {};
+    if (message.start !== "") {
+      obj.start = message.start;
+    }
+    if (message.succeeded !== "0") {
+      obj.succeeded = message.succeeded;
+    }
+    if (message.failed !== "0") {
+      obj.failed = message.failed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HourlyAttempts>, I>>(base?: I): HourlyAttempts {
+    return HourlyAttempts.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HourlyAttempts>, I>>(object: I): HourlyAttempts {
+    const message = createBaseHourlyAttempts();
+    message.start = object.start ?? "";
+    message.succeeded = object.succeeded ?? "0";
+    message.failed = object.failed ?? "0";
+    return message;
+  },
+};
+
+function createBaseRecovery(): Recovery {
+  return {
+    id: "",
+    endpointId: "",
+    since: "",
+    until: undefined,
+    state: "",
+    total: "0",
+    done: "0",
+    redriven: "0",
+    skipped: "0",
+    failureCode: undefined,
+    createdAt: "",
+    startedAt: undefined,
+    finishedAt: undefined,
+    updatedAt: "",
+    actor: undefined,
+  };
+}
+
+export const Recovery: MessageFns<Recovery> = {
+  encode(message: Recovery, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.since !== "") {
+      writer.uint32(26).string(message.since);
+    }
+    if (message.until !== undefined) {
+      writer.uint32(34).string(message.until);
+    }
+    if (message.state !== "") {
+      writer.uint32(42).string(message.state);
+    }
+    if (message.total !== "0") {
+      writer.uint32(48).int64(message.total);
+    }
+    if (message.done !== "0") {
+      writer.uint32(56).int64(message.done);
+    }
+    if (message.redriven !== "0") {
+      writer.uint32(64).int64(message.redriven);
+    }
+    if (message.skipped !== "0") {
+      writer.uint32(72).int64(message.skipped);
+    }
+    if (message.failureCode !== undefined) {
+      writer.uint32(82).string(message.failureCode);
+    }
+    if (message.createdAt !== "") {
+      writer.uint32(90).string(message.createdAt);
+    }
+    if (message.startedAt !== undefined) {
+      writer.uint32(98).string(message.startedAt);
+    }
+    if (message.finishedAt !== undefined) {
+      writer.uint32(106).string(message.finishedAt);
+    }
+    if (message.updatedAt !== "") {
+      writer.uint32(114).string(message.updatedAt);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(122).string(message.actor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Recovery {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecovery();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.since = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.until = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.total = reader.int64().toString();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.done = reader.int64().toString();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.redriven = reader.int64().toString();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.skipped = reader.int64().toString();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.failureCode = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.createdAt = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.startedAt = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.finishedAt = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.updatedAt = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Recovery {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      since: isSet(object.since) ? globalThis.String(object.since) : "",
+      until: isSet(object.until) ? globalThis.String(object.until) : undefined,
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      total: isSet(object.total) ? globalThis.String(object.total) : "0",
+      done: isSet(object.done) ? globalThis.String(object.done) : "0",
+      redriven: isSet(object.redriven) ? globalThis.String(object.redriven) : "0",
+      skipped: isSet(object.skipped) ? globalThis.String(object.skipped) : "0",
+      failureCode: isSet(object.failureCode)
+        ? globalThis.String(object.failureCode)
+        : isSet(object.failure_code)
+        ? globalThis.String(object.failure_code)
+        : undefined,
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : "",
+      startedAt: isSet(object.startedAt)
+        ? globalThis.String(object.startedAt)
+        : isSet(object.started_at)
+        ? globalThis.String(object.started_at)
+        : undefined,
+      finishedAt: isSet(object.finishedAt)
+        ? globalThis.String(object.finishedAt)
+        : isSet(object.finished_at)
+        ? globalThis.String(object.finished_at)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
+    };
+  },
+
+  toJSON(message: Recovery): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.since !== "") {
+      obj.since = message.since;
+    }
+    if (message.until !== undefined) {
+      obj.until = message.until;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.total !== "0") {
+      obj.total = message.total;
+    }
+    if (message.done !== "0") {
+      obj.done = message.done;
+    }
+    if (message.redriven !== "0") {
+      obj.redriven = message.redriven;
+    }
+    if (message.skipped !== "0") {
+      obj.skipped = message.skipped;
+    }
+    if (message.failureCode !== undefined) {
+      obj.failureCode = message.failureCode;
+    }
+    if (message.createdAt !== "") {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.startedAt !== undefined) {
+      obj.startedAt = message.startedAt;
+    }
+    if (message.finishedAt !== undefined) {
+      obj.finishedAt = message.finishedAt;
+    }
+    if (message.updatedAt !== "") {
+      obj.updatedAt = message.updatedAt;
+    }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Recovery>, I>>(base?: I): Recovery {
+    return Recovery.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Recovery>, I>>(object: I): Recovery {
+    const message = createBaseRecovery();
+    message.id = object.id ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.since = object.since ?? "";
+    message.until = object.until ?? undefined;
+    message.state = object.state ?? "";
+    message.total = object.total ?? "0";
+    message.done = object.done ?? "0";
+    message.redriven = object.redriven ?? "0";
+    message.skipped = object.skipped ?? "0";
+    message.failureCode = object.failureCode ?? undefined;
+    message.createdAt = object.createdAt ?? "";
+    message.startedAt = object.startedAt ?? undefined;
+    message.finishedAt = object.finishedAt ?? undefined;
+    message.updatedAt = object.updatedAt ?? "";
+    message.actor = object.actor ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRecoverDeliveriesRequest(): RecoverDeliveriesRequest {
+  return {
+    tenantId: "",
+    endpointId: "",
+    since: "",
+    until: undefined,
+    dryRun: false,
+    idempotencyKey: "",
+    actor: undefined,
+  };
+}
+
+export const RecoverDeliveriesRequest: MessageFns<RecoverDeliveriesRequest> = {
+  encode(message: RecoverDeliveriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.since !== "") {
+      writer.uint32(26).string(message.since);
+    }
+    if (message.until !== undefined) {
+      writer.uint32(34).string(message.until);
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(40).bool(message.dryRun);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(50).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(58).string(message.actor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecoverDeliveriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecoverDeliveriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.since = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.until = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecoverDeliveriesRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      since: isSet(object.since) ? globalThis.String(object.since) : "",
+      until: isSet(object.until) ? globalThis.String(object.until) : undefined,
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
+    };
+  },
+
+  toJSON(message: RecoverDeliveriesRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.since !== "") {
+      obj.since = message.since;
+    }
+    if (message.until !== undefined) {
+      obj.until = message.until;
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecoverDeliveriesRequest>, I>>(base?: I): RecoverDeliveriesRequest {
+    return RecoverDeliveriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecoverDeliveriesRequest>, I>>(object: I): RecoverDeliveriesRequest {
+    const message = createBaseRecoverDeliveriesRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.since = object.since ?? "";
+    message.until = object.until ?? undefined;
+    message.dryRun = object.dryRun ?? false;
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRecoverDeliveriesResponse(): RecoverDeliveriesResponse {
+  return { wouldRecover: "0", recovery: undefined, replayed: false };
+}
+
+export const RecoverDeliveriesResponse: MessageFns<RecoverDeliveriesResponse> = {
+  encode(message: RecoverDeliveriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.wouldRecover !== "0") {
+      writer.uint32(8).int64(message.wouldRecover);
+    }
+    if (message.recovery !== undefined) {
+      Recovery.encode(message.recovery, writer.uint32(18).fork()).join();
+    }
+    if (message.replayed !== false) {
+      writer.uint32(24).bool(message.replayed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecoverDeliveriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecoverDeliveriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.wouldRecover = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.recovery = Recovery.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.replayed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecoverDeliveriesResponse {
+    return {
+      wouldRecover: isSet(object.wouldRecover)
+        ? globalThis.String(object.wouldRecover)
+        : isSet(object.would_recover)
+        ? globalThis.String(object.would_recover)
+        : "0",
+      recovery: isSet(object.recovery) ? Recovery.fromJSON(object.recovery) : undefined,
+      replayed: isSet(object.replayed) ? globalThis.Boolean(object.replayed) : false,
+    };
+  },
+
+  toJSON(message: RecoverDeliveriesResponse): unknown {
+    const obj: any = {};
+    if (message.wouldRecover !== "0") {
+      obj.wouldRecover = message.wouldRecover;
+    }
+    if (message.recovery !== undefined) {
+      obj.recovery = Recovery.toJSON(message.recovery);
+    }
+    if (message.replayed !== false) {
+      obj.replayed = message.replayed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RecoverDeliveriesResponse>, I>>(base?: I): RecoverDeliveriesResponse {
+    return RecoverDeliveriesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RecoverDeliveriesResponse>, I>>(object: I): RecoverDeliveriesResponse {
+    const message = createBaseRecoverDeliveriesResponse();
+    message.wouldRecover = object.wouldRecover ?? "0";
+    message.recovery = (object.recovery !== undefined && object.recovery !== null)
+      ? Recovery.fromPartial(object.recovery)
+      : undefined;
+    message.replayed = object.replayed ?? false;
+    return message;
+  },
+};
+
+function createBaseGetRecoveryRequest(): GetRecoveryRequest {
+  return { tenantId: "", endpointId: "", recoveryId: "" };
+}
+
+export const GetRecoveryRequest: MessageFns<GetRecoveryRequest> = {
+  encode(message: GetRecoveryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.recoveryId !== "") {
+      writer.uint32(26).string(message.recoveryId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRecoveryRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRecoveryRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.recoveryId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetRecoveryRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      recoveryId: isSet(object.recoveryId)
+        ? globalThis.String(object.recoveryId)
+        : isSet(object.recovery_id)
+        ? globalThis.String(object.recovery_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetRecoveryRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.recoveryId !== "") {
+      obj.recoveryId = message.recoveryId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetRecoveryRequest>, I>>(base?: I): GetRecoveryRequest {
+    return GetRecoveryRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetRecoveryRequest>, I>>(object: I): GetRecoveryRequest {
+    const message = createBaseGetRecoveryRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.recoveryId = object.recoveryId ?? "";
+    return message;
+  },
+};
+
+function createBaseGetRecoveryResponse(): GetRecoveryResponse {
+  return { recovery: undefined };
+}
+
+export const GetRecoveryResponse: MessageFns<GetRecoveryResponse> = {
+  encode(message: GetRecoveryResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.recovery !== undefined) {
+      Recovery.encode(message.recovery, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetRecoveryResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetRecoveryResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.recovery = Recovery.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetRecoveryResponse {
+    return { recovery: isSet(object.recovery) ? Recovery.fromJSON(object.recovery) : undefined };
+  },
+
+  toJSON(message: GetRecoveryResponse): unknown {
+    const obj: any = {};
+    if (message.recovery !== undefined) {
+      obj.recovery = Recovery.toJSON(message.recovery);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetRecoveryResponse>, I>>(base?: I): GetRecoveryResponse {
+    return GetRecoveryResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetRecoveryResponse>, I>>(object: I): GetRecoveryResponse {
+    const message = createBaseGetRecoveryResponse();
+    message.recovery = (object.recovery !== undefined && object.recovery !== null)
+      ? Recovery.fromPartial(object.recovery)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListRecoveriesRequest(): ListRecoveriesRequest {
+  return { tenantId: "", endpointId: "", limit: 0 };
+}
+
+export const ListRecoveriesRequest: MessageFns<ListRecoveriesRequest> = {
+  encode(message: ListRecoveriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecoveriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecoveriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecoveriesRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListRecoveriesRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecoveriesRequest>, I>>(base?: I): ListRecoveriesRequest {
+    return ListRecoveriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecoveriesRequest>, I>>(object: I): ListRecoveriesRequest {
+    const message = createBaseListRecoveriesRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseListRecoveriesResponse(): ListRecoveriesResponse {
+  return { recoveries: [] };
+}
+
+export const ListRecoveriesResponse: MessageFns<ListRecoveriesResponse> = {
+  encode(message: ListRecoveriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.recoveries) {
+      Recovery.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecoveriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecoveriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.recoveries.push(Recovery.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecoveriesResponse {
+    return {
+      recoveries: globalThis.Array.isArray(object?.recoveries)
+        ? object.recoveries.map((e: any) => Recovery.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListRecoveriesResponse): unknown {
+    const obj: any = {};
+    if (message.recoveries?.length) {
+      obj.recoveries = message.recoveries.map((e) => Recovery.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecoveriesResponse>, I>>(base?: I): ListRecoveriesResponse {
+    return ListRecoveriesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecoveriesResponse>, I>>(object: I): ListRecoveriesResponse {
+    const message = createBaseListRecoveriesResponse();
+    message.recoveries = object.recoveries?.map((e) => Recovery.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseSendTestDeliveryRequest(): SendTestDeliveryRequest {
-  return { tenantId: "", endpointId: "", eventType: "", idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", eventType: "", idempotencyKey: "", actor: undefined };
 }
 
 export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
@@ -4405,6 +5934,9 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -4454,6 +5986,14 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4488,6 +6028,7 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -4505,6 +6046,9 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -4517,6 +6061,7 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.eventType = object.eventType ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -4996,7 +6541,9 @@ export const BusEvent: MessageFns<BusEvent> = {
  * INVALID_ARGUMENT "webhook.endpoint_invalid", "webhook.event_type_unknown",
  * "webhook.event_type_not_subscribable", "webhook.target_not_allowed", "request.invalid";
  * FAILED_PRECONDITION "webhook.version_mismatch" (HTTP 412), "webhook.delivery_not_redrivable",
- * "webhook.redrive_window_closed", "idempotency.key_reused"; ABORTED "idempotency.in_progress";
+ * "webhook.redrive_window_closed", "webhook.endpoint_paused", "webhook.recovery_in_progress",
+ * "idempotency.key_reused"; INVALID_ARGUMENT "webhook.recovery_window_invalid"; NOT_FOUND
+ * "webhook.recovery_not_found"; ABORTED "idempotency.in_progress";
  * UNAVAILABLE "service.unavailable".
  */
 export type WebhookServiceService = typeof WebhookServiceService;
@@ -5148,6 +6695,39 @@ export const WebhookServiceService = {
       Buffer.from(SendTestDeliveryResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SendTestDeliveryResponse => SendTestDeliveryResponse.decode(value),
   },
+  /** Dry run: the count. Otherwise a durable recovery job, run throttled by any webhooks replica. */
+  recoverDeliveries: {
+    path: "/webhooks.v1.WebhookService/RecoverDeliveries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecoverDeliveriesRequest): Buffer =>
+      Buffer.from(RecoverDeliveriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecoverDeliveriesRequest => RecoverDeliveriesRequest.decode(value),
+    responseSerialize: (value: RecoverDeliveriesResponse): Buffer =>
+      Buffer.from(RecoverDeliveriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecoverDeliveriesResponse => RecoverDeliveriesResponse.decode(value),
+  },
+  getRecovery: {
+    path: "/webhooks.v1.WebhookService/GetRecovery" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetRecoveryRequest): Buffer => Buffer.from(GetRecoveryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetRecoveryRequest => GetRecoveryRequest.decode(value),
+    responseSerialize: (value: GetRecoveryResponse): Buffer => Buffer.from(GetRecoveryResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetRecoveryResponse => GetRecoveryResponse.decode(value),
+  },
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries: {
+    path: "/webhooks.v1.WebhookService/ListRecoveries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListRecoveriesRequest): Buffer =>
+      Buffer.from(ListRecoveriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListRecoveriesRequest => ListRecoveriesRequest.decode(value),
+    responseSerialize: (value: ListRecoveriesResponse): Buffer =>
+      Buffer.from(ListRecoveriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListRecoveriesResponse => ListRecoveriesResponse.decode(value),
+  },
 } as const;
 
 export interface WebhookServiceServer extends UntypedServiceImplementation {
@@ -5165,6 +6745,11 @@ export interface WebhookServiceServer extends UntypedServiceImplementation {
   redriveDelivery: handleUnaryCall<RedriveDeliveryRequest, RedriveDeliveryResponse>;
   getEndpointStats: handleUnaryCall<GetEndpointStatsRequest, GetEndpointStatsResponse>;
   sendTestDelivery: handleUnaryCall<SendTestDeliveryRequest, SendTestDeliveryResponse>;
+  /** Dry run: the count. Otherwise a durable recovery job, run throttled by any webhooks replica. */
+  recoverDeliveries: handleUnaryCall<RecoverDeliveriesRequest, RecoverDeliveriesResponse>;
+  getRecovery: handleUnaryCall<GetRecoveryRequest, GetRecoveryResponse>;
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries: handleUnaryCall<ListRecoveriesRequest, ListRecoveriesResponse>;
 }
 
 export interface WebhookServiceClient extends Client {
@@ -5377,6 +6962,53 @@ export interface WebhookServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SendTestDeliveryResponse) => void,
+  ): ClientUnaryCall;
+  /** Dry run: the count. Otherwise a durable recovery job, run throttled by any webhooks replica. */
+  recoverDeliveries(
+    request: RecoverDeliveriesRequest,
+    callback: (error: ServiceError | null, response: RecoverDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  recoverDeliveries(
+    request: RecoverDeliveriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecoverDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  recoverDeliveries(
+    request: RecoverDeliveriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecoverDeliveriesResponse) => void,
+  ): ClientUnaryCall;
+  getRecovery(
+    request: GetRecoveryRequest,
+    callback: (error: ServiceError | null, response: GetRecoveryResponse) => void,
+  ): ClientUnaryCall;
+  getRecovery(
+    request: GetRecoveryRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetRecoveryResponse) => void,
+  ): ClientUnaryCall;
+  getRecovery(
+    request: GetRecoveryRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetRecoveryResponse) => void,
+  ): ClientUnaryCall;
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
+  ): ClientUnaryCall;
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
+  ): ClientUnaryCall;
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -53,6 +53,7 @@ export interface NavItem {
  */
 export const consoleNav: NavItem[] = [
   { href: "/console", label: "Home", role: "viewer" },
+  { href: "/console/webhooks", label: "Webhooks", role: "viewer" },
   { href: "/console/users", label: "Users", role: "owner" },
 ];
 

@@ -3,6 +3,8 @@ import { homeRoutes } from "./pages/home.js";
 import { invitationRoutes } from "./pages/invitation.js";
 import { signInRoutes } from "./pages/sign-in.js";
 import { userRoutes } from "./pages/users.js";
+import { webhookDeliveryRoutes } from "./pages/webhook-deliveries.js";
+import { webhookEndpointRoutes } from "./pages/webhook-endpoints.js";
 import type { ConsoleRoute } from "./route.js";
 
 /**
@@ -16,6 +18,8 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...invitationRoutes,
   ...consoleLinkRoutes,
   ...userRoutes,
+  ...webhookEndpointRoutes,
+  ...webhookDeliveryRoutes,
 ];
 
 /** The paths before a secret segment (`/console/invitation/` of `/console/invitation/:token`). */

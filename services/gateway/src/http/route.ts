@@ -74,6 +74,8 @@ export interface TenantRoute extends RouteRow<TenantRouteDeps> {
   poll?: boolean;
   /** The route's own codes, beyond those every route, body or mutation has (problemCodesOf). */
   problems: readonly ProblemCode[];
+  /** A second success answer besides successStatus (a dry run's 200 beside a job's 202), documented too. */
+  otherSuccess?: { status: 200 | 201 | 202; responseSchema: string; description: string };
 }
 
 /** A deprecated operation's announcement (RFC 9745 Deprecation, RFC 8594 Sunset, the successor). */

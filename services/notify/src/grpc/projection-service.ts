@@ -47,6 +47,7 @@ export function createProjectionService(deps: {
           kind: item.kind,
           subjectId: item.subjectId,
           reasonCode: item.reasonCode,
+          cause: item.cause,
           openedAt: item.openedAt.toISOString(),
           eventId: item.eventId,
         })),
@@ -65,6 +66,7 @@ export function createProjectionService(deps: {
           subjectId: item.subjectId,
           reasonCode: item.reasonCode,
           state: item.state,
+          actor: item.actor,
         })),
         nextCursor: next(page.nextSeq),
       };

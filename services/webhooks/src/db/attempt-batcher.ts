@@ -10,6 +10,7 @@
  * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
  */
 import type { Knex } from "@platform/service-kit/postgres";
+import { errorClassOf } from "../domain/attempt-outcome.js";
 import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 import {
   attemptRowOf,
@@ -134,7 +135,10 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
       statusCode: number | null;
       error: string | null;
     }[] = [];
-    const pause = new Map<string, { tenantId: string; deliveryId: string; traceparent: string | null }>();
+    const pause = new Map<
+      string,
+      { tenantId: string; deliveryId: string; traceparent: string | null; cause: string | null }
+    >();
     const outcomes = batch.map((item): RecordedAttempt | Error => {
       const row = rows.get(item.deliveryId);
       if (!row) return new Error(`delivery ${item.deliveryId} disappeared during its attempt`);
@@ -168,7 +172,12 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
         error: attempt.error,
       });
       if (transition?.pauseEndpoint) {
-        pause.set(row.endpoint_id, { tenantId: row.tenant_id, deliveryId: row.id, traceparent: row.traceparent });
+        pause.set(row.endpoint_id, {
+          tenantId: row.tenant_id,
+          deliveryId: row.id,
+          traceparent: row.traceparent,
+          cause: errorClassOf(attempt),
+        });
       }
       return {
         number,

@@ -4,6 +4,7 @@
  * deleted, and recording an attempt together with the delivery's new state in one transaction.
  */
 import type { Knex } from "@platform/service-kit/postgres";
+import { errorClassOf } from "../domain/attempt-outcome.js";
 import type { DeliveryJob } from "../domain/delivery-job.js";
 import {
   hold,
@@ -152,21 +153,29 @@ export function attemptRowOf(deliveryId: string, endpointId: string, number: num
  */
 export async function pauseDeadLetteredEndpoints(
   trx: Knex.Transaction,
-  pauses: readonly { endpointId: string; tenantId: string; deliveryId: string; traceparent: string | null }[],
+  pauses: readonly {
+    endpointId: string;
+    tenantId: string;
+    deliveryId: string;
+    traceparent: string | null;
+    cause: string | null;
+  }[],
   events?: EndpointEvents,
 ): Promise<void> {
   if (pauses.length === 0) return;
-  await trx("endpoints")
-    .whereIn(
-      "id",
+  // One statement for all of them; each endpoint gets the cause of its own dead-letter.
+  await trx.raw(
+    `update endpoints e
+        set paused = true, attention_reason = ?, attention_cause = c.cause, attention_since = now(),
+            version = e.version + 1, updated_at = now()
+       from unnest(?::text[], ?::text[]) as c(endpoint_id, cause)
+      where e.id = c.endpoint_id`,
+    [
+      ENDPOINT_DEAD_LETTERED,
       pauses.map((p) => p.endpointId),
-    )
-    .update({
-      paused: true,
-      attention_reason: ENDPOINT_DEAD_LETTERED,
-      version: trx.raw("version + 1"),
-      updated_at: trx.fn.now(),
-    });
+      pauses.map((p) => p.cause),
+    ] as unknown as readonly Knex.RawBinding[],
+  );
   if (!events) return;
   for (const pause of pauses) await appendEndpointDeadLettered(trx, events.namespace, pause);
 }
@@ -276,7 +285,15 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
         if (transition?.pauseEndpoint) {
           await pauseDeadLetteredEndpoints(
             trx,
-            [{ endpointId: row.endpoint_id, tenantId: row.tenant_id, deliveryId, traceparent: row.traceparent }],
+            [
+              {
+                endpointId: row.endpoint_id,
+                tenantId: row.tenant_id,
+                deliveryId,
+                traceparent: row.traceparent,
+                cause: errorClassOf(attempt),
+              },
+            ],
             events,
           );
         }

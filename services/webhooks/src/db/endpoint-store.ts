@@ -16,6 +16,9 @@ export interface EndpointRecord {
   apiVersion: string;
   paused: boolean;
   attentionReason: string | null;
+  /** The error class of the dead-letter that paused the endpoint, and when (cleared with the reason). */
+  attentionCause: string | null;
+  attentionSince: Date | null;
   version: number;
   createdAt: Date;
   updatedAt: Date;
@@ -41,6 +44,8 @@ interface EndpointRow {
   previous_secret_expires_at: Date | null;
   paused: boolean;
   attention_reason: string | null;
+  attention_cause: string | null;
+  attention_since: Date | null;
   version: string;
   created_at: Date;
   updated_at: Date;
@@ -59,6 +64,8 @@ const columns = [
   "previous_secret_expires_at",
   "paused",
   "attention_reason",
+  "attention_cause",
+  "attention_since",
   "version",
   "created_at",
   "updated_at",
@@ -74,6 +81,8 @@ function fromRow(row: EndpointRow): EndpointWithSecrets {
     apiVersion: row.api_version,
     paused: row.paused,
     attentionReason: row.attention_reason,
+    attentionCause: row.attention_cause,
+    attentionSince: row.attention_since,
     version: Number(row.version),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -86,6 +95,7 @@ function fromRow(row: EndpointRow): EndpointWithSecrets {
 /** What a change writes besides the version bump and updated_at. */
 export interface EndpointPatch extends EndpointChanges {
   paused?: boolean;
+  /** Clearing the reason clears its cause and time too. */
   attentionReason?: string | null;
   secretSealed?: string;
   previousSecretSealed?: string | null;
@@ -153,6 +163,7 @@ export function createEndpointStore(db: Knex): EndpointStore {
       if (patch.eventTypes !== undefined) set.event_types = patch.eventTypes;
       if (patch.paused !== undefined) set.paused = patch.paused;
       if (patch.attentionReason !== undefined) set.attention_reason = patch.attentionReason;
+      if (patch.attentionReason === null) Object.assign(set, { attention_cause: null, attention_since: null });
       if (patch.secretSealed !== undefined) set.secret_sealed = patch.secretSealed;
       if (patch.previousSecretSealed !== undefined) set.previous_secret_sealed = patch.previousSecretSealed;
       if (patch.previousSecretExpiresAt !== undefined) set.previous_secret_expires_at = patch.previousSecretExpiresAt;

@@ -130,7 +130,13 @@ export interface LedgerStore {
   list(
     tenantId: string,
     endpointId: string,
-    options: { limit: number; afterSeq: number | undefined; status?: DeliveryStatus; eventType?: string },
+    options: {
+      limit: number;
+      afterSeq: number | undefined;
+      status?: DeliveryStatus;
+      eventType?: string;
+      eventId?: string;
+    },
   ): Promise<DeliveryPage>;
   /** The delivery with its attempts (oldest first) and exact payload; DeliveryNotFoundError otherwise. */
   inspect(
@@ -148,7 +154,27 @@ export interface LedgerStore {
   insertTestDelivery(trx: Knex.Transaction, input: TestDeliveryInput): Promise<DeliveryRecord>;
   /** Deliveries created and attempts made in [since, until]. */
   stats(endpointId: string, since: Date, until: Date): Promise<EndpointStats>;
+  /**
+   * Attempts made in [since, until] in 24 buckets of one hour from `since` (the last one also
+   * holds `until`): one indexed statement (attempts_endpoint_time_idx).
+   */
+  hourly(endpointId: string, since: Date, until: Date): Promise<HourlyAttempts[]>;
+  /** Attempts made in [since, until] and how many succeeded, per endpoint (absent: none). */
+  attemptCounts(
+    endpointIds: readonly string[],
+    since: Date,
+    until: Date,
+  ): Promise<Map<string, { attempts: number; succeeded: number }>>;
 }
+
+export interface HourlyAttempts {
+  start: Date;
+  succeeded: number;
+  failed: number;
+}
+
+export const HOURLY_BUCKETS = 24;
+const HOUR_MS = 3_600_000;
 
 export function createLedgerStore(db: Knex): LedgerStore {
   const found = (row: DeliveryRow | undefined) => {
@@ -158,7 +184,7 @@ export function createLedgerStore(db: Knex): LedgerStore {
   const one = (query: Knex | Knex.Transaction, tenantId: string, endpointId: string, deliveryId: string) =>
     query("deliveries").where({ tenant_id: tenantId, endpoint_id: endpointId, id: deliveryId });
   return {
-    async list(tenantId, endpointId, { limit, afterSeq, status, eventType }) {
+    async list(tenantId, endpointId, { limit, afterSeq, status, eventType, eventId }) {
       const query = db("deliveries")
         .select<DeliveryRow[]>(deliveryColumns)
         .where({ tenant_id: tenantId, endpoint_id: endpointId })
@@ -167,6 +193,7 @@ export function createLedgerStore(db: Knex): LedgerStore {
       if (afterSeq !== undefined) void query.andWhere("seq", "<", afterSeq);
       if (status !== undefined) void query.andWhere({ status });
       if (eventType !== undefined) void query.andWhere({ event_type: eventType });
+      if (eventId !== undefined) void query.andWhere({ event_id: eventId });
       const rows = await query;
       const page = rows.slice(0, limit);
       return { deliveries: page.map(fromRow), nextAfterSeq: rows.length > limit ? page.at(-1)!.seq : undefined };
@@ -278,6 +305,39 @@ export function createLedgerStore(db: Knex): LedgerStore {
         })
         .returning<DeliveryRow[]>(deliveryColumns);
       return fromRow(row!);
+    },
+    async hourly(endpointId, since, until) {
+      const rows = await db.raw<{ rows: { bucket: number; succeeded: string; failed: string }[] }>(
+        `select least(floor(extract(epoch from (attempted_at - ?::timestamptz)) / 3600), ?)::int as bucket,
+                count(*) filter (where succeeded) as succeeded,
+                count(*) filter (where not succeeded) as failed
+           from attempts
+          where endpoint_id = ? and attempted_at >= ? and attempted_at <= ?
+          group by 1`,
+        [since, HOURLY_BUCKETS - 1, endpointId, since, until],
+      );
+      const counted = new Map(rows.rows.map((row) => [row.bucket, row]));
+      return Array.from({ length: HOURLY_BUCKETS }, (_, bucket) => ({
+        start: new Date(since.getTime() + bucket * HOUR_MS),
+        succeeded: Number(counted.get(bucket)?.succeeded ?? 0),
+        failed: Number(counted.get(bucket)?.failed ?? 0),
+      }));
+    },
+    async attemptCounts(endpointIds, since, until) {
+      if (endpointIds.length === 0) return new Map();
+      const rows = await db("attempts")
+        .select<{ endpoint_id: string; attempts: string; succeeded: string }[]>(
+          "endpoint_id",
+          db.raw("count(*) as attempts"),
+          db.raw("count(*) filter (where succeeded) as succeeded"),
+        )
+        .whereIn("endpoint_id", endpointIds)
+        .andWhere("attempted_at", ">=", since)
+        .andWhere("attempted_at", "<=", until)
+        .groupBy("endpoint_id");
+      return new Map(
+        rows.map((row) => [row.endpoint_id, { attempts: Number(row.attempts), succeeded: Number(row.succeeded) }]),
+      );
     },
     async stats(endpointId, since, until) {
       const counts = await db("deliveries")

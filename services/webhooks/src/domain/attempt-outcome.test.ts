@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   classifyAttempt,
   classifyTransportError,
+  errorClassOf,
   storedResponseBodyBytes,
   truncateResponseBody,
   type AttemptOutcome,
@@ -132,5 +133,23 @@ describe("truncateResponseBody", () => {
     const { body } = truncateResponseBody(source, 3);
     source[0] = 0x7a;
     expect(body.toString()).toBe("abc");
+  });
+});
+
+describe("errorClassOf", () => {
+  it.each([
+    [{ succeeded: true, error: null, statusCode: 200 }, null],
+    [{ succeeded: false, error: "timeout", statusCode: null }, "timeout"],
+    [{ succeeded: false, error: "tls_error", statusCode: null }, "tls"],
+    [{ succeeded: false, error: "target_not_allowed", statusCode: null }, "refused_target"],
+    [{ succeeded: false, error: "connection_error", statusCode: null }, "connection"],
+    [{ succeeded: false, error: "redirect_not_followed", statusCode: 301 }, "http_3xx"],
+    [{ succeeded: false, error: "non_2xx_status", statusCode: 400 }, "http_4xx"],
+    [{ succeeded: false, error: "non_2xx_status", statusCode: 499 }, "http_4xx"],
+    [{ succeeded: false, error: "non_2xx_status", statusCode: 500 }, "http_5xx"],
+    [{ succeeded: false, error: "non_2xx_status", statusCode: 599 }, "http_5xx"],
+    [{ succeeded: false, error: "non_2xx_status", statusCode: 102 }, "http_other"],
+  ] as const)("%j -> %s", (attempt, errorClass) => {
+    expect(errorClassOf(attempt)).toBe(errorClass);
   });
 });

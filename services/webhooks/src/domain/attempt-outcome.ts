@@ -98,3 +98,36 @@ export function truncateResponseBody(
   if ((bytes[cut]! & 0xc0) === 0x80) cut = limit; // not UTF-8 text: keep the full limit
   return { body: Buffer.from(bytes.subarray(0, cut)), truncated: true };
 }
+
+/**
+ * The class of a failed attempt, as the console groups them and an endpoint's dead-letter
+ * cause names them: "timeout", "tls", "refused_target" (the SSRF guard refused the address or
+ * port), "connection", "http_3xx" (a redirect, never followed), "http_4xx", "http_5xx",
+ * "http_other" (any other non-2xx status). Null for a success.
+ */
+export type AttemptErrorClass =
+  "timeout" | "tls" | "refused_target" | "connection" | "http_3xx" | "http_4xx" | "http_5xx" | "http_other";
+
+export function errorClassOf(attempt: {
+  succeeded: boolean;
+  error: string | null;
+  statusCode: number | null;
+}): AttemptErrorClass | null {
+  if (attempt.succeeded) return null;
+  switch (attempt.error) {
+    case "timeout":
+      return "timeout";
+    case "tls_error":
+      return "tls";
+    case "target_not_allowed":
+      return "refused_target";
+    case "connection_error":
+      return "connection";
+  }
+  const status = attempt.statusCode;
+  if (status === null) return "connection";
+  if (status >= 300 && status <= 399) return "http_3xx";
+  if (status >= 400 && status <= 499) return "http_4xx";
+  if (status >= 500 && status <= 599) return "http_5xx";
+  return "http_other";
+}

@@ -18,6 +18,23 @@ export const currentApiVersion = "2026-07-01";
 export const ENDPOINT_DEAD_LETTERED = "webhook.endpoint_dead_lettered" satisfies CatalogueCode;
 /** The type of the internal fact that an endpoint a dead-letter paused was resumed. */
 export const ENDPOINT_RESUMED = "webhook.endpoint_resumed";
+/** The types of the internal facts that a recovery of the endpoint began and ended (activity feed). */
+export const ENDPOINT_RECOVERY_STARTED = "webhook.endpoint_recovery_started";
+export const ENDPOINT_RECOVERY_FINISHED = "webhook.endpoint_recovery_finished";
+/**
+ * The internal facts of the other console and API actions, one per action (with the actor when
+ * the caller named one): the tenant's activity feed. ResumeEndpoint announces ENDPOINT_RESUMED.
+ */
+export const endpointActionTypes = {
+  created: "webhook.endpoint_created",
+  updated: "webhook.endpoint_updated",
+  deleted: "webhook.endpoint_deleted",
+  paused: "webhook.endpoint_paused",
+  secretRotated: "webhook.endpoint_secret_rotated",
+  deliveryRedriven: "webhook.delivery_redriven",
+  testDeliverySent: "webhook.test_delivery_sent",
+} as const;
+export type EndpointActionType = (typeof endpointActionTypes)[keyof typeof endpointActionTypes];
 
 export const maxUrlLength = 2048;
 export const maxDescriptionLength = 500;

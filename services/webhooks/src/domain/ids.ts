@@ -12,3 +12,5 @@ export const newEventId = id("evt");
 
 export const ENDPOINT_ID = /^ep_[0-9a-f]{24}$/;
 export const DELIVERY_ID = /^dlv_[0-9a-f]{24}$/;
+export const newRecoveryId = id("rcv");
+export const RECOVERY_ID = /^rcv_[0-9a-f]{24}$/;

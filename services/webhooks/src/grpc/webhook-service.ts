@@ -2,6 +2,7 @@ import {
   CreateEndpointRequest,
   DeleteEndpointRequest,
   PauseEndpointRequest,
+  RecoverDeliveriesRequest,
   RedriveDeliveryRequest,
   ResumeEndpointRequest,
   RotateSecretRequest,
@@ -11,6 +12,7 @@ import {
   type Attempt as ProtoAttempt,
   type Delivery as ProtoDelivery,
   type Endpoint as ProtoEndpoint,
+  type Recovery as ProtoRecovery,
 } from "@platform/proto/webhooks/v1";
 import { InvalidArgumentError } from "@platform/service-kit/errors";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
@@ -25,7 +27,23 @@ import {
   type EndpointStore,
   type EndpointWithSecrets,
 } from "../db/endpoint-store.js";
-import { appendEndpointResumed, type EndpointEvents } from "../db/endpoint-events.js";
+import {
+  appendEndpointAction,
+  appendEndpointResumed,
+  appendRecoveryStarted,
+  type EndpointEvents,
+} from "../db/endpoint-events.js";
+import { actorOf } from "../domain/actor.js";
+import {
+  countRecoverable,
+  getRecovery,
+  insertRecovery,
+  listRecoveries,
+  type RecoveryRecord,
+} from "../db/recovery-store.js";
+import { errorClassOf } from "../domain/attempt-outcome.js";
+import { endpointHealth, successRateOf } from "../domain/endpoint-health.js";
+import { EndpointPausedError, recoveryWindow } from "../domain/recovery.js";
 import {
   createLedgerStore,
   deliveryState,
@@ -38,15 +56,16 @@ import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import {
   checkExpectedVersion,
   currentApiVersion,
-  ENDPOINT_DEAD_LETTERED,
+  endpointActionTypes,
   endpointRefusal,
+  type EndpointActionType,
   InvalidEndpointError,
   validateEndpointUpdate,
   validateNewEndpoint,
 } from "../domain/endpoint.js";
 import { buildEnvelope, serializeEnvelope } from "../domain/envelope.js";
 import { eventCatalog } from "../domain/event-catalog.js";
-import { newDeliveryId, newEndpointId, newEventId } from "../domain/ids.js";
+import { newDeliveryId, newEndpointId, newEventId, newRecoveryId } from "../domain/ids.js";
 import { decodeCursor, encodeCursor, pageSize } from "../domain/page-cursor.js";
 import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from "../domain/delivery-state.js";
 import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
@@ -87,6 +106,32 @@ export function toProtoEndpoint(endpoint: EndpointRecord): ProtoEndpoint {
     createdAt: endpoint.createdAt.toISOString(),
     updatedAt: endpoint.updatedAt.toISOString(),
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString(),
+    // Filled from the attempts of the last 24 hours when answered (withHealth).
+    health: endpoint.paused ? "paused" : "healthy",
+    successRate24h: undefined,
+    attempts24h: "0",
+    attentionCause: endpoint.attentionCause ?? undefined,
+    attentionSince: endpoint.attentionSince?.toISOString(),
+  };
+}
+
+export function toProtoRecovery(recovery: RecoveryRecord): ProtoRecovery {
+  return {
+    id: recovery.id,
+    endpointId: recovery.endpointId,
+    since: recovery.since.toISOString(),
+    until: recovery.until?.toISOString(),
+    state: recovery.state,
+    total: String(recovery.total),
+    done: String(recovery.redriven + recovery.skipped),
+    redriven: String(recovery.redriven),
+    skipped: String(recovery.skipped),
+    failureCode: recovery.failureCode ?? undefined,
+    createdAt: recovery.createdAt.toISOString(),
+    startedAt: recovery.startedAt?.toISOString(),
+    finishedAt: recovery.finishedAt?.toISOString(),
+    updatedAt: recovery.updatedAt.toISOString(),
+    actor: recovery.actor ?? undefined,
   };
 }
 
@@ -118,6 +163,7 @@ function toProtoAttempt(attempt: AttemptRecord): ProtoAttempt {
     error: attempt.error ?? undefined,
     responseBody: attempt.responseBody ?? Buffer.alloc(0),
     responseBodyTruncated: attempt.responseBodyTruncated,
+    errorClass: errorClassOf(attempt) ?? "",
   };
 }
 
@@ -193,9 +239,47 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
     secret: openSecret(deps.keyRing, stored.secretSealed, stored.endpoint.id),
   });
 
+  /**
+   * The endpoints with their health and 24-hour success rate, read now (a replayed answer shows
+   * the current health: it describes the endpoint, not the effect).
+   */
+  async function withHealth(answered: ProtoEndpoint[]): Promise<ProtoEndpoint[]> {
+    const until = clock();
+    const counts = await ledger.attemptCounts(
+      answered.map((endpoint) => endpoint.id),
+      new Date(until.getTime() - statsWindowMs),
+      until,
+    );
+    return answered.map((endpoint) => {
+      const attempts = counts.get(endpoint.id) ?? { attempts: 0, succeeded: 0 };
+      return {
+        ...endpoint,
+        health: endpointHealth(endpoint.paused, attempts),
+        successRate24h: successRateOf(attempts) ?? undefined,
+        attempts24h: String(attempts.attempts),
+      };
+    });
+  }
+  const oneWithHealth = async (endpoint: ProtoEndpoint | undefined) =>
+    endpoint ? (await withHealth([endpoint]))[0] : undefined;
+
   async function checkTarget(url: string) {
     await deps.targets.resolve(new URL(url));
   }
+
+  /** The action's fact for the activity feed, in the transaction of the action. */
+  async function recordAction(
+    trx: Knex.Transaction,
+    tenantId: string,
+    type: EndpointActionType,
+    action: { endpointId: string; deliveryId?: string; actor: string | null; traceparent: string | undefined },
+  ) {
+    if (deps.events) await appendEndpointAction(trx, deps.events.namespace, { tenantId, type, ...action });
+  }
+  /** After an action's commit: the relay publishes its fact now rather than at its next poll. */
+  const kickRelay = (replayed: boolean) => {
+    if (!replayed) deps.events?.kick();
+  };
 
   /** Locks the endpoint, checks expected_version, writes the change: the common body of mutations. */
   async function change(
@@ -211,29 +295,33 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
   }
 
   return {
-    async createEndpoint(request, { logger }) {
+    async createEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
+      const actor = actorOf(request.actor);
       const endpoint = validated(() =>
         validateNewEndpoint({ url: request.url, description: request.description, eventTypes: request.eventTypes }),
       );
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/CreateEndpoint",
-        CreateEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        CreateEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
       await checkTarget(endpoint.url);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const id = newEndpointId();
         const secretSealed = sealSecret(deps.keyRing, generateSigningSecret(), id);
         const created = await endpoints.insert(trx, { ...endpoint, id, tenantId, secretSealed, now: clock() });
+        await recordAction(trx, tenantId, endpointActionTypes.created, { endpointId: id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(created)), secretSealed } satisfies StoredSecretAnswer;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
-      return { ...openAnswer(outcome.result), replayed: outcome.replayed };
+      kickRelay(outcome.replayed);
+      const answer = openAnswer(outcome.result);
+      return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
 
     async getEndpoint(request) {
       const endpoint = await endpoints.get(deps.db, requireTenant(request.tenantId), request.endpointId);
-      return { endpoint: toProtoEndpoint(withoutSecrets(endpoint)) };
+      return { endpoint: await oneWithHealth(toProtoEndpoint(withoutSecrets(endpoint))) };
     },
 
     async listEndpoints(request) {
@@ -243,13 +331,14 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         afterSeq: decodeCursor(request.cursor),
       });
       return {
-        endpoints: page.endpoints.map(toProtoEndpoint),
+        endpoints: await withHealth(page.endpoints.map(toProtoEndpoint)),
         nextCursor: page.nextAfterSeq === undefined ? "" : encodeCursor(page.nextAfterSeq),
       };
     },
 
-    async updateEndpoint(request, { logger }) {
+    async updateEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
+      const actor = actorOf(request.actor);
       const changes = validated(() =>
         validateEndpointUpdate({
           url: request.url,
@@ -259,81 +348,90 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       );
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/UpdateEndpoint",
-        UpdateEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        UpdateEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
       if (changes.url !== undefined) await checkTarget(changes.url);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => changes);
+        await recordAction(trx, tenantId, endpointActionTypes.updated, { endpointId: updated.id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
-      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+      kickRelay(outcome.replayed);
+      return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async deleteEndpoint(request, { logger }) {
+    async deleteEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/DeleteEndpoint",
-        DeleteEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        DeleteEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
-        await change(trx, request, (_endpoint, now) => ({ deletedAt: now }));
+        const deleted = await change(trx, request, (_endpoint, now) => ({ deletedAt: now }));
+        await recordAction(trx, tenantId, endpointActionTypes.deleted, { endpointId: deleted.id, actor, traceparent });
         return null;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint deleted");
+      kickRelay(outcome.replayed);
       return { replayed: outcome.replayed };
     },
 
-    async pauseEndpoint(request, { logger }) {
+    async pauseEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/PauseEndpoint",
-        PauseEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        PauseEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => ({ paused: true }));
+        await recordAction(trx, tenantId, endpointActionTypes.paused, { endpointId: updated.id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
-      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+      kickRelay(outcome.replayed);
+      return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
     async resumeEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/ResumeEndpoint",
-        ResumeEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        ResumeEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       let released: DeliveryJob[] = [];
-      let announced = false as boolean;
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
-        let deadLettered = false as boolean;
-        const updated = await change(trx, request, (endpoint) => {
-          deadLettered = endpoint.attentionReason === ENDPOINT_DEAD_LETTERED;
-          return { paused: false, attentionReason: null };
-        });
+        const updated = await change(trx, request, () => ({ paused: false, attentionReason: null }));
         released = await ledger.releaseHeld(trx, updated.id, clock());
-        if (deadLettered && deps.events) {
-          // The attention item the dead letter opened closes with this commit.
-          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id, traceparent });
-          announced = true;
+        // The activity entry; and the attention item a dead letter opened closes with this commit.
+        if (deps.events) {
+          await appendEndpointResumed(trx, deps.events.namespace, {
+            tenantId,
+            endpointId: updated.id,
+            actor,
+            traceparent,
+          });
         }
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) {
         logger.info({ tenantId, endpointId: request.endpointId, released: released.length }, "endpoint resumed");
-        if (announced) deps.events?.kick();
+        kickRelay(outcome.replayed);
         await announce(released, logger);
       }
-      return { endpoint: outcome.result.endpoint, replayed: outcome.replayed };
+      return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async rotateSecret(request, { logger }) {
+    async rotateSecret(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RotateSecret",
-        RotateSecretRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        RotateSecretRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         let secretSealed = "";
         const updated = await change(trx, request, (current, now) => {
@@ -345,10 +443,17 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
             previousSecretExpiresAt: new Date(now.getTime() + rotationGraceMs),
           };
         });
+        await recordAction(trx, tenantId, endpointActionTypes.secretRotated, {
+          endpointId: updated.id,
+          actor,
+          traceparent,
+        });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)), secretSealed } satisfies StoredSecretAnswer;
       });
       if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
-      return { ...openAnswer(outcome.result), replayed: outcome.replayed };
+      kickRelay(outcome.replayed);
+      const answer = openAnswer(outcome.result);
+      return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await
@@ -375,6 +480,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         afterSeq,
         status,
         eventType: request.eventType === "" ? undefined : request.eventType,
+        eventId: request.eventId === "" ? undefined : request.eventId,
       });
       return {
         deliveries: page.deliveries.map(toProtoDelivery),
@@ -389,12 +495,13 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { delivery: toProtoDelivery(delivery), attempts: attempts.map(toProtoAttempt), payload };
     },
 
-    async redriveDelivery(request, { logger }) {
+    async redriveDelivery(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RedriveDelivery",
-        RedriveDeliveryRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        RedriveDeliveryRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       let jobs: DeliveryJob[] = [];
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
@@ -403,8 +510,15 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         const state = redrive(deliveryState(delivery), { now, endpointPaused: endpoint.paused, windowMs: retentionMs });
         const restarted = await ledger.restart(trx, delivery.id, state, now);
         jobs = restarted.status === "held" ? [] : [{ deliveryId: restarted.id, generation: restarted.generation }];
+        await recordAction(trx, tenantId, endpointActionTypes.deliveryRedriven, {
+          endpointId: endpoint.id,
+          deliveryId: restarted.id,
+          actor,
+          traceparent,
+        });
         return { delivery: toProtoDelivery(restarted) };
       });
+      kickRelay(outcome.replayed);
       if (!outcome.replayed) {
         logger.info({ tenantId, endpointId: request.endpointId, deliveryId: request.deliveryId }, "delivery redriven");
         await announce(jobs, logger);
@@ -417,7 +531,10 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       const endpoint = await endpoints.get(deps.db, tenantId, request.endpointId);
       const until = clock();
       const since = new Date(until.getTime() - statsWindowMs);
-      const stats = await ledger.stats(endpoint.id, since, until);
+      const [stats, hourly] = await Promise.all([
+        ledger.stats(endpoint.id, since, until),
+        ledger.hourly(endpoint.id, since, until),
+      ]);
       return {
         endpointId: endpoint.id,
         windowStart: since.toISOString(),
@@ -433,6 +550,11 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         latencyP50Ms: stats.latencyMs?.p50,
         latencyP95Ms: stats.latencyMs?.p95,
         latencyP99Ms: stats.latencyMs?.p99,
+        hourly: hourly.map((bucket) => ({
+          start: bucket.start.toISOString(),
+          succeeded: String(bucket.succeeded),
+          failed: String(bucket.failed),
+        })),
       };
     },
 
@@ -442,8 +564,9 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now: clock() });
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/SendTestDelivery",
-        SendTestDeliveryRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        SendTestDeliveryRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       let jobs: DeliveryJob[] = [];
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
@@ -461,8 +584,15 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           traceparent,
         });
         jobs = delivery.status === "held" ? [] : [{ deliveryId: delivery.id, generation: delivery.generation }];
+        await recordAction(trx, tenantId, endpointActionTypes.testDeliverySent, {
+          endpointId: endpoint.id,
+          deliveryId: delivery.id,
+          actor,
+          traceparent,
+        });
         return { delivery: toProtoDelivery(delivery) };
       });
+      kickRelay(outcome.replayed);
       if (!outcome.replayed) {
         logger.info(
           { tenantId, endpointId: request.endpointId, deliveryId: outcome.result.delivery.id },
@@ -471,6 +601,63 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         await announce(jobs, logger);
       }
       return { delivery: outcome.result.delivery, replayed: outcome.replayed };
+    },
+
+    async recoverDeliveries(request, { logger, traceparent }) {
+      const tenantId = requireTenant(request.tenantId);
+      const actor = actorOf(request.actor);
+      const fingerprint = fingerprintOf(
+        "webhooks.v1.WebhookService/RecoverDeliveries",
+        RecoverDeliveriesRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
+      );
+      const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        // Checked on the first execution only: a replay answers as the first did, even once its
+        // since has left the retention.
+        const window = recoveryWindow({ since: request.since, until: request.until }, { now: clock(), retentionMs });
+        const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
+        if (request.dryRun) {
+          return { wouldRecover: String(await countRecoverable(trx, endpoint.id, window)), recovery: undefined };
+        }
+        // Recovering into a paused endpoint would only hold the deliveries: resume first.
+        if (endpoint.paused) throw new EndpointPausedError();
+        const recovery = await insertRecovery(trx, {
+          id: newRecoveryId(),
+          tenantId,
+          endpointId: endpoint.id,
+          window,
+          actor,
+          now: clock(),
+        });
+        if (deps.events) await appendRecoveryStarted(trx, deps.events.namespace, recovery, traceparent);
+        return { wouldRecover: String(recovery.total), recovery: toProtoRecovery(recovery) };
+      });
+      if (!outcome.replayed && outcome.result.recovery) {
+        kickRelay(outcome.replayed);
+        logger.info(
+          {
+            tenantId,
+            endpointId: request.endpointId,
+            recoveryId: outcome.result.recovery.id,
+            total: outcome.result.wouldRecover,
+          },
+          "recovery created",
+        );
+      }
+      return { ...outcome.result, replayed: outcome.replayed };
+    },
+
+    async getRecovery(request) {
+      const tenantId = requireTenant(request.tenantId);
+      await endpoints.get(deps.db, tenantId, request.endpointId);
+      const recovery = await getRecovery(deps.db, tenantId, request.endpointId, request.recoveryId);
+      return { recovery: toProtoRecovery(recovery) };
+    },
+
+    async listRecoveries(request) {
+      const tenantId = requireTenant(request.tenantId);
+      const endpoint = await endpoints.get(deps.db, tenantId, request.endpointId);
+      const recoveries = await listRecoveries(deps.db, tenantId, endpoint.id, pageSize(request.limit));
+      return { recoveries: recoveries.map(toProtoRecovery) };
     },
   };
 }

@@ -122,6 +122,14 @@ export function tenantOperation(route: TenantRoute) {
       : {}),
     responses: {
       [String(successStatus)]: successOf(route, successStatus),
+      ...(route.otherSuccess
+        ? {
+            [String(route.otherSuccess.status)]: {
+              ...successOf({ ...route, responseSchema: route.otherSuccess.responseSchema }, route.otherSuccess.status),
+              description: route.otherSuccess.description,
+            },
+          }
+        : {}),
       ...(route.poll ? { "304": notModified } : {}),
       ...problemResponsesOf(route),
     },

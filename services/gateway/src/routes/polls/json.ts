@@ -16,6 +16,7 @@ export const attentionItemToJson = (item: AttentionItem) => ({
   kind: item.kind,
   subjectId: item.subjectId,
   reasonCode: orNull(item.reasonCode),
+  cause: orNull(item.cause),
   openedAt: item.openedAt,
   eventId: item.eventId,
 });
@@ -28,4 +29,5 @@ export const activityItemToJson = (item: ActivityItem) => ({
   subjectId: orNull(item.subjectId),
   reasonCode: orNull(item.reasonCode),
   state: orNull(item.state),
+  actor: orNull(item.actor),
 });

@@ -1,4 +1,4 @@
-import type { Attempt, Delivery, Endpoint, GetEndpointStatsResponse } from "@platform/proto/webhooks/v1";
+import type { Attempt, Delivery, Endpoint, GetEndpointStatsResponse, Recovery } from "@platform/proto/webhooks/v1";
 import { ApiError } from "../../http/api-error.js";
 
 export function endpointToJson(endpoint: Endpoint | undefined): Record<string, unknown> {
@@ -15,6 +15,11 @@ export function endpointToJson(endpoint: Endpoint | undefined): Record<string, u
     createdAt: endpoint.createdAt,
     updatedAt: endpoint.updatedAt,
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt ?? null,
+    health: endpoint.health,
+    successRate24h: endpoint.successRate24h ?? null,
+    attempts24h: Number(endpoint.attempts24h),
+    attentionCause: endpoint.attentionCause ?? null,
+    attentionSince: endpoint.attentionSince ?? null,
   };
 }
 
@@ -48,6 +53,7 @@ export function attemptToJson(attempt: Attempt): Record<string, unknown> {
     // The receiver's bytes as UTF-8 text; anything that is not UTF-8 shows as U+FFFD.
     responseBody: Buffer.from(attempt.responseBody).toString("utf8"),
     responseBodyTruncated: attempt.responseBodyTruncated,
+    errorClass: attempt.errorClass === "" ? null : attempt.errorClass,
   };
 }
 
@@ -70,5 +76,31 @@ export function statsToJson(stats: GetEndpointStatsResponse): Record<string, unk
       stats.latencyP50Ms === undefined
         ? null
         : { p50: stats.latencyP50Ms, p95: stats.latencyP95Ms ?? null, p99: stats.latencyP99Ms ?? null },
+    hourly: stats.hourly.map((bucket) => ({
+      start: bucket.start,
+      succeeded: Number(bucket.succeeded),
+      failed: Number(bucket.failed),
+    })),
+  };
+}
+
+export function recoveryToJson(recovery: Recovery | undefined): Record<string, unknown> {
+  if (!recovery) throw new ApiError(500, "webhooks answered without a recovery");
+  return {
+    id: recovery.id,
+    endpointId: recovery.endpointId,
+    since: recovery.since,
+    until: recovery.until ?? null,
+    state: recovery.state,
+    total: Number(recovery.total),
+    done: Number(recovery.done),
+    redriven: Number(recovery.redriven),
+    skipped: Number(recovery.skipped),
+    failureCode: recovery.failureCode ?? null,
+    actor: recovery.actor ?? null,
+    createdAt: recovery.createdAt,
+    startedAt: recovery.startedAt ?? null,
+    finishedAt: recovery.finishedAt ?? null,
+    updatedAt: recovery.updatedAt,
   };
 }

@@ -16,8 +16,15 @@ export const deliveryIdParameter = {
   description: '"dlv_" and 24 lowercase hex; any other id is not found.',
   schema: { type: "string", maxLength: 200 },
 };
+export const recoveryIdParameter = {
+  name: "recoveryId",
+  in: "path",
+  required: true,
+  description: '"rcv_" and 24 lowercase hex; any other id is not found.',
+  schema: { type: "string", maxLength: 200 },
+};
 /** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
 export const expectedVersionParameter = tenantQueryParameters(expectedVersionQueryShape)[0]!;
 
-/** A ledger page's parameters: the page, `status`, `eventType`. */
+/** A ledger page's parameters: the page, `status`, `eventType`, `eventId`. */
 export const deliveryQueryParameters = tenantQueryParameters(deliveryQueryShape);

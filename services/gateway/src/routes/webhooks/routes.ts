@@ -4,20 +4,28 @@ import { readJsonBody } from "../../http/middleware/json-body.js";
 import { pageParameters, pageQuery, tenantQuery } from "../../http/page-query.js";
 import type { ProblemCode } from "../../http/problem.js";
 import { idempotencyKeyOf, pathParam, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
-import { attemptToJson, deliveryToJson, endpointToJson, statsToJson } from "./json.js";
+import { attemptToJson, deliveryToJson, endpointToJson, recoveryToJson, statsToJson } from "./json.js";
 import {
   deliveryQueryParameters,
   deliveryIdParameter,
   endpointIdParameter,
   expectedVersionParameter,
+  recoveryIdParameter,
 } from "./parameters.js";
 import {
   deliveryQueryShape,
   expectedVersionQuery,
   parseEndpointUpdate,
   parseNewEndpoint,
+  parseRecover,
   parseTestDelivery,
 } from "./shapes.js";
+
+/**
+ * Who acts, for the tenant's activity feed: the API key (its id, never the key). The console
+ * calls the webhooks service itself and names its signed-in user ("console:<email>").
+ */
+const actorOf = (ctx: Context) => `api_key:${ctx.state.apiKey.id}`;
 
 /** What a mutation that failed without a definite answer tells its caller to check first. */
 const mutation = (ctx: Context, howToCheck: string) => ({ idempotencyKey: idempotencyKeyOf(ctx), howToCheck });
@@ -107,7 +115,7 @@ export const webhookRoutes: TenantRoute[] = (
         const input = parseNewEndpoint(await readJsonBody(ctx));
         const answer = await call(
           deps.webhooks.createEndpoint(
-            { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx) },
+            { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx), actor: actorOf(ctx) },
             callOptionsOf(ctx),
           ),
           mutation(ctx, "The endpoint may have been created: list the endpoints before creating it again"),
@@ -189,6 +197,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               ...changes,
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -220,6 +229,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -263,6 +273,7 @@ export const webhookRoutes: TenantRoute[] = (
           endpointId: pathParam(ctx, "endpointId"),
           expectedVersion: expectedVersionQuery(ctx),
           idempotencyKey: idempotencyKeyOf(ctx),
+          actor: actorOf(ctx),
         };
         const howToCheck = `The endpoint may have been ${action}d: read it before trying again`;
         const answer = await call(
@@ -298,6 +309,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -317,13 +329,13 @@ export const webhookRoutes: TenantRoute[] = (
       tag,
       summary: "List an endpoint's deliveries.",
       description:
-        "Newest first, optionally only one `status` or one exact `eventType`. Pass `nextCursor` back as `cursor` " +
-        "until it is null.",
+        "Newest first, optionally only one `status`, one exact `eventType` or one `eventId`. Pass `nextCursor` back " +
+        "as `cursor` until it is null.",
       parameters: [endpointIdParameter, ...deliveryQueryParameters],
       responseSchema: "WebhookDeliveryPage",
       problems: ["webhook.endpoint_not_found"],
       async handle(ctx, deps) {
-        const { limit, cursor, status, eventType } = tenantQuery(ctx, deliveryQueryShape);
+        const { limit, cursor, status, eventType, eventId } = tenantQuery(ctx, deliveryQueryShape);
         const answer = await call(
           deps.webhooks.listDeliveries(
             {
@@ -333,6 +345,7 @@ export const webhookRoutes: TenantRoute[] = (
               cursor,
               status: status ?? "",
               eventType: eventType ?? "",
+              eventId: eventId ?? "",
             },
             callOptionsOf(ctx),
           ),
@@ -404,6 +417,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               deliveryId: pathParam(ctx, "deliveryId"),
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -465,6 +479,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               eventType,
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -473,6 +488,87 @@ export const webhookRoutes: TenantRoute[] = (
         replayed(ctx, answer);
         ctx.status = 202;
         ctx.body = deliveryToJson(answer.delivery);
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "recoverWebhookEndpoint",
+      method: "POST",
+      path: `${base}/:endpointId/recover`,
+      scope,
+      mutation: true,
+      tag,
+      summary: "Recover an endpoint: redrive its failed and dead-lettered deliveries since a time.",
+      description:
+        "Every delivery of the endpoint created in [`since`, `until`) that is `dead_lettered` or `awaiting_retry` " +
+        "is redriven as the redrive operation does it (a fresh run, signed at send time), one by one at the " +
+        "platform's recovery rate (10 a second by default), by a durable job that survives restarts. Answers 202 " +
+        "with the recovery; follow it at `.../recoveries/{recoveryId}`. With `dryRun` it only counts: 200 " +
+        "`{wouldRecover}`. `since` may not be in the future nor older than the 30-day retention (400 " +
+        "`webhook.recovery_window_invalid`). A paused endpoint is refused (409 `webhook.endpoint_paused`: resume " +
+        "it first, which releases its held deliveries); so is a second recovery while one runs (409 " +
+        "`webhook.recovery_in_progress`).",
+      parameters: [endpointIdParameter],
+      successStatus: 202,
+      otherSuccess: { status: 200, responseSchema: "WebhookRecoveryDryRun", description: "A dry run's count." },
+      requestSchema: "WebhookRecoveryRequest",
+      responseSchema: "WebhookRecovery",
+      problems: [
+        "webhook.endpoint_not_found",
+        "webhook.recovery_window_invalid",
+        "webhook.endpoint_paused",
+        "webhook.recovery_in_progress",
+      ],
+      async handle(ctx, deps) {
+        const input = parseRecover(await readJsonBody(ctx));
+        const answer = await call(
+          deps.webhooks.recoverDeliveries(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              ...input,
+              idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
+            },
+            callOptionsOf(ctx),
+          ),
+          mutation(ctx, "The recovery may have been created: repeat with the same Idempotency-Key to see it"),
+        );
+        replayed(ctx, answer);
+        if (input.dryRun) {
+          ctx.status = 200;
+          ctx.body = { wouldRecover: Number(answer.wouldRecover) };
+          return;
+        }
+        ctx.status = 202;
+        ctx.body = recoveryToJson(answer.recovery);
+      },
+    },
+    {
+      surface: "tenant",
+      operationId: "getWebhookRecovery",
+      method: "GET",
+      path: `${base}/:endpointId/recoveries/:recoveryId`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "Read a recovery's progress.",
+      description: "`state`, `total` and `done` (`redriven` + `skipped`), with its times.",
+      parameters: [endpointIdParameter, recoveryIdParameter],
+      responseSchema: "WebhookRecovery",
+      problems: ["webhook.endpoint_not_found", "webhook.recovery_not_found"],
+      async handle(ctx, deps) {
+        const answer = await call(
+          deps.webhooks.getRecovery(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: pathParam(ctx, "endpointId"),
+              recoveryId: pathParam(ctx, "recoveryId"),
+            },
+            callOptionsOf(ctx),
+          ),
+        );
+        ctx.body = recoveryToJson(answer.recovery);
       },
     },
   ] satisfies TenantRoute[]

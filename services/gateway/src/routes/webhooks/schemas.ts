@@ -1,6 +1,17 @@
 import { shapeSchema } from "../../http/openapi/shape-schema.js";
 import { nextCursor, nullableTimestamp, ref, timestamp } from "../../http/openapi/schema-parts.js";
-import { endpointUpdateShape, newEndpointShape, testDeliveryShape } from "./shapes.js";
+import { endpointUpdateShape, newEndpointShape, recoverShape, testDeliveryShape } from "./shapes.js";
+
+const errorClasses = [
+  "timeout",
+  "tls",
+  "refused_target",
+  "connection",
+  "http_3xx",
+  "http_4xx",
+  "http_5xx",
+  "http_other",
+];
 
 const deliveryStatus = {
   type: "string",
@@ -29,6 +40,28 @@ const endpointProperties = {
     ...nullableTimestamp,
     description: "Until then the previous secret also signs (24 hours after the latest rotation).",
   },
+  health: {
+    type: "string",
+    enum: ["healthy", "degraded", "failing", "paused"],
+    description:
+      "From the attempts of the last 24 hours: `paused` while paused; else `healthy` with no attempt or at least 95 % " +
+      "succeeded, `degraded` from 50 % to under 95 %, `failing` under 50 %.",
+  },
+  successRate24h: {
+    type: ["number", "null"],
+    minimum: 0,
+    maximum: 1,
+    description: "Attempts succeeded / attempts made in the last 24 hours; null when none was made.",
+  },
+  attempts24h: { type: "integer", minimum: 0, description: "Attempts made in the last 24 hours." },
+  attentionCause: {
+    type: ["string", "null"],
+    enum: [...errorClasses, null],
+    description:
+      "While `attentionReason` is `webhook.endpoint_dead_lettered`: the error class of the dead-lettered delivery's " +
+      "last attempt. Cleared by resume.",
+  },
+  attentionSince: { ...nullableTimestamp, description: "When the dead-letter paused the endpoint; cleared by resume." },
 };
 const endpointRequired = Object.keys(endpointProperties);
 const deliveryProperties = {
@@ -137,6 +170,7 @@ export const webhookSchemas = {
             "error",
             "responseBody",
             "responseBodyTruncated",
+            "errorClass",
           ],
           additionalProperties: false,
           properties: {
@@ -150,7 +184,14 @@ export const webhookSchemas = {
               type: "string",
               description: "The receiver's first 4 KiB as UTF-8 text (bytes that are not UTF-8 show as U+FFFD).",
             },
-            responseBodyTruncated: { type: "boolean" },
+            responseBodyTruncated: { type: "boolean", description: "The answer was longer than 4 KiB." },
+            errorClass: {
+              type: ["string", "null"],
+              enum: [...errorClasses, null],
+              description:
+                "The class of a failed attempt (`refused_target`: the address or port was refused; `http_3xx`: a " +
+                "redirect, never followed); null on success.",
+            },
           },
         },
       },
@@ -168,6 +209,7 @@ export const webhookSchemas = {
       "attemptsSucceeded",
       "successRate",
       "latencyMs",
+      "hourly",
     ],
     additionalProperties: false,
     properties: {
@@ -195,6 +237,76 @@ export const webhookSchemas = {
         required: ["p50", "p95", "p99"],
         properties: { p50: { type: "number" }, p95: { type: "number" }, p99: { type: "number" } },
       },
+      hourly: {
+        type: "array",
+        minItems: 24,
+        maxItems: 24,
+        description:
+          "The window in 24 buckets of one hour, oldest first: bucket i covers [windowStart + i h, windowStart + " +
+          "(i + 1) h); the last also holds windowEnd. Attempts made in it, by outcome.",
+        items: {
+          type: "object",
+          required: ["start", "succeeded", "failed"],
+          additionalProperties: false,
+          properties: { start: timestamp, succeeded: count, failed: count },
+        },
+      },
+    },
+  },
+  WebhookRecoveryRequest: shapeSchema(recoverShape),
+  WebhookRecoveryDryRun: {
+    type: "object",
+    required: ["wouldRecover"],
+    additionalProperties: false,
+    properties: {
+      wouldRecover: { ...count, description: "The failed and dead-lettered deliveries a recovery would redrive now." },
+    },
+  },
+  WebhookRecovery: {
+    type: "object",
+    description:
+      "A recovery: the endpoint's failed (`awaiting_retry`) and dead-lettered deliveries created in [since, until), " +
+      "redriven one by one at the platform's recovery rate. Poll it until `state` is `completed` or `failed`.",
+    required: [
+      "id",
+      "endpointId",
+      "since",
+      "until",
+      "state",
+      "total",
+      "done",
+      "redriven",
+      "skipped",
+      "failureCode",
+      "actor",
+      "createdAt",
+      "startedAt",
+      "finishedAt",
+      "updatedAt",
+    ],
+    additionalProperties: false,
+    properties: {
+      id: { type: "string", pattern: "^rcv_[0-9a-f]{24}$" },
+      endpointId: { type: "string", pattern: "^ep_[0-9a-f]{24}$" },
+      since: timestamp,
+      until: { ...nullableTimestamp, description: "Null: up to the moment the recovery was created." },
+      state: { type: "string", enum: ["queued", "running", "completed", "failed"] },
+      total: { ...count, description: "Deliveries the recovery covers, fixed at its creation." },
+      done: { ...count, description: "Handled so far: redriven + skipped." },
+      redriven: count,
+      skipped: {
+        ...count,
+        description: "No longer redrivable when their turn came (they succeeded meanwhile, or left the retention).",
+      },
+      failureCode: {
+        type: ["string", "null"],
+        description: "Why a failed recovery stopped: `webhook.recovery_endpoint_deleted`.",
+      },
+      actor: { type: ["string", "null"], description: "Who asked for it, when the caller said (the console does)." },
+      createdAt: timestamp,
+      startedAt: nullableTimestamp,
+      finishedAt: nullableTimestamp,
+      updatedAt: timestamp,
     },
   },
   WebhookTestDeliveryRequest: shapeSchema(testDeliveryShape),

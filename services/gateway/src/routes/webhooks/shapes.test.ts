@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../http/api-error.js";
 import { tenantRoutes } from "../index.js";
 import { webhookRoutes } from "./routes.js";
-import { parseEndpointUpdate, parseNewEndpoint, parseTestDelivery } from "./shapes.js";
+import { parseEndpointUpdate, parseNewEndpoint, parseRecover, parseTestDelivery } from "./shapes.js";
 
 const refusal = (parse: () => unknown) => {
   try {
@@ -63,7 +63,7 @@ describe("webhook request bodies", () => {
 
 describe("the webhooks route table", () => {
   it("is part of the tenant interface, all under webhook:manage, mutations exactly the non-GETs", () => {
-    expect(webhookRoutes).toHaveLength(14);
+    expect(webhookRoutes).toHaveLength(16);
     for (const route of webhookRoutes) {
       expect(tenantRoutes).toContain(route);
       expect(route).toMatchObject({ tag: "webhooks", scope: "webhook:manage", mutation: route.method !== "GET" });
@@ -75,5 +75,19 @@ describe("the webhooks route table", () => {
     expect(paths.indexOf("GET /api/v1/tenants/:tenantId/webhooks/event-types")).toBeLessThan(
       paths.indexOf("GET /api/v1/tenants/:tenantId/webhooks/:endpointId"),
     );
+  });
+});
+
+describe("parseRecover", () => {
+  it("takes since, until and dryRun (default false); refuses unknown members and wrong types with request.invalid", () => {
+    expect(parseRecover({ since: "2026-07-01T00:00:00Z" })).toEqual({
+      since: "2026-07-01T00:00:00Z",
+      until: undefined,
+      dryRun: false,
+    });
+    expect(parseRecover({ since: "a", until: "b", dryRun: true })).toEqual({ since: "a", until: "b", dryRun: true });
+    for (const body of [{}, { since: 1 }, { since: "a", dryRun: "yes" }, { since: "a", other: 1 }, []]) {
+      expect(refusal(() => parseRecover(body))).toMatchObject({ status: 400, code: "request.invalid" });
+    }
   });
 });

@@ -56,6 +56,27 @@ export const testDeliveryShape = body({
   eventType: text({ description: "Any subscribable event type of the catalog." }),
 });
 
+/** `{"since", "until"?, "dryRun"?}` of a recover; the window's rules are the service's. */
+export const recoverShape = body({
+  since: text({
+    description:
+      "RFC 3339 with a zone. Deliveries created at or after it are recovered; not in the future, not older than " +
+      "the 30-day retention.",
+  }),
+  until: text({
+    description: "RFC 3339 with a zone, after `since`; deliveries created before it. Default: now.",
+  }).optional(),
+  dryRun: z
+    .boolean(mustBe("a boolean"))
+    .meta({ description: "Only count: answers 200 `{wouldRecover}` and starts nothing." })
+    .optional(),
+});
+
+export function parseRecover(input: unknown): { since: string; until: string | undefined; dryRun: boolean } {
+  const { since, until, dryRun } = parseShape(recoverShape, input, requestInvalid);
+  return { since, until, dryRun: dryRun ?? false };
+}
+
 export function parseNewEndpoint(input: unknown): { url: string; description: string; eventTypes: string[] } {
   return parseShape(newEndpointShape, input, endpointInvalid);
 }
@@ -96,11 +117,18 @@ export function expectedVersionQuery(ctx: Context): string | undefined {
 /** The delivery states a ledger query may filter by. */
 export const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"] as const;
 
-/** A ledger page, optionally one `status` or one exact `eventType` (an empty one filters nothing). */
+/**
+ * A ledger page, optionally one `status`, one exact `eventType` and one `eventId` (an empty one
+ * filters nothing).
+ */
 export const deliveryQueryShape = pageQueryShape.extend({
   status: z.preprocess(
     (value) => (value === "" ? undefined : value),
     z.enum(deliveryStatuses, { error: `must be one of ${deliveryStatuses.join(", ")}` }).optional(),
   ),
   eventType: z.string().meta({ maxLength: 200 }).optional(),
+  eventId: z
+    .string()
+    .meta({ maxLength: 200, description: "Only the delivery of this event (the envelope's `id`)." })
+    .optional(),
 });
