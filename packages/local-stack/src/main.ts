@@ -2,7 +2,9 @@
  * `npm start`: the whole stack as local processes — catalog, notify, webhooks and the gateway —
  * over Postgres and NATS (found, or started: see infrastructure.ts), supervised like a kubelet
  * would: a service that dies is restarted with backoff on the same ports. SIGINT, SIGTERM or
- * SIGHUP to this process stops everything; so does a failed start.
+ * SIGHUP to this process stops everything; so does a failed start. While the stack runs, its
+ * data directory holds `stack.env` (the addresses the admin CLI uses) and `stack.pid` (this
+ * process), so a second start of the same checkout says the stack already seems to run.
  *
  * Every service gets this process's whole environment (so every documented setting reaches it),
  * overlaid with the stack's own values: DATABASE_URL, NATS_URL, SECRETS_KEY, HOST / GRPC_HOST /
@@ -25,7 +27,7 @@
  *   STACK_EMBEDDED_PG_PORT       port of the embedded Postgres fallback (54329)
  *   STACK_NATS_PORT              port of the nats-server fallback (4223)
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describeBusyPorts, duplicatePorts, findBusyPorts, portsNamedIn } from "./busy-ports.js";
 import { provisionNats, provisionPostgres, provisionSecretsKey, type Provisioned } from "./infrastructure.js";
@@ -52,17 +54,37 @@ const entry = (service: string) => join(repo, "services", service, "dist", "src"
 const infrastructure: Provisioned[] = [];
 const services: SupervisedService[] = [];
 let stopping = false;
+const dataDir = launcherEnv.STACK_DATA_DIR ?? join(repo, ".data");
+/** This launcher's pid while its stack runs, so a second `npm start` of the checkout can say so. */
+const pidFile = join(dataDir, "stack.pid");
+let wrotePidFile = false;
 
-/** Stops every service (started, starting or waiting to restart), then what infrastructure started, then exits. */
+/**
+ * Stops every service (started, starting or waiting to restart), then what infrastructure
+ * started, then exits. Says "stopping" only when there is something to stop.
+ */
 async function stopAll(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
-    say("stopping");
+    if (services.length > 0 || infrastructure.length > 0) say("stopping");
     await Promise.all(services.map((s) => s.stop()));
     for (const item of infrastructure.reverse()) await item.stop().catch(() => undefined);
+    if (wrotePidFile) await rm(pidFile, { force: true });
     process.exit(code);
   }
   return new Promise<never>(() => undefined);
+}
+
+/** The pid of this checkout's (this data directory's) stack when one still runs, from its stack.pid. */
+async function runningStackPid(): Promise<number | undefined> {
+  const pid = Number((await readFile(pidFile, "utf8").catch(() => "")).trim());
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
+  try {
+    process.kill(pid, 0); // only asks whether it exists
+    return pid;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM" ? pid : undefined;
+  }
 }
 
 function failStart(message: string, ports: ConfiguredPort[]): Promise<never> {
@@ -102,12 +124,20 @@ async function main(): Promise<void> {
     // Before anything starts: every port that is taken, named with the variable that moves it.
     const busy = [...duplicatePorts(ports), ...(await findBusyPorts(ports, host))];
     if (busy.length > 0) {
-      say(describeBusyPorts(busy, host));
+      const running = await runningStackPid();
+      if (running !== undefined) {
+        say(
+          `cannot start: this checkout's stack already seems to run (pid ${running}, recorded in ${pidFile}), ` +
+            `holding ports ${busy.map((p) => p.port).join(", ")}: use it, or stop it first (Ctrl-C in its terminal, ` +
+            `or kill ${running}); a second stack needs its own STACK_DATA_DIR and other ports (0 = any free port)`,
+        );
+      } else {
+        say(describeBusyPorts(busy, host));
+      }
       await stopAll(1);
       return;
     }
 
-    const dataDir = launcherEnv.STACK_DATA_DIR ?? join(repo, ".data");
     await mkdir(dataDir, { recursive: true });
     const postgres = await provisionPostgres({
       databaseUrl: launcherEnv.DATABASE_URL,
@@ -186,6 +216,8 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k}=${v}`)
         .join("\n") + "\n",
     );
+    await writeFile(pidFile, `${process.pid}\n`);
+    wrotePidFile = true;
     for (const gateway of gateways) say(`Gateway ready at http://${localAddress(host, gateway.port as number)}`);
     if (gateways.length > 1) say("Several gateways: pick any one (in Kubernetes, the gateway's Service balances them)");
     say("Create an API key: npm run -s admin -- key create --name me");

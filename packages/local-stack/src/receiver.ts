@@ -9,7 +9,13 @@
  *   listen --secret whsec_... [--secret ...] [--port 8443] [--dir D]
  *                                         an HTTPS server on 127.0.0.1 with that certificate;
  *                                         prints {"url": ...} once listening, then one JSON line
- *                                         per delivery: the verified envelope, or why it was refused
+ *                                         per delivery (POST): the verified envelope, or why it was
+ *                                         refused; any other request is answered 200 "listening",
+ *                                         unprinted, so a script can wait for it to listen
+ *
+ * The `receiver` script runs `exec node`, as `start` does: npm passes the SIGTERM of a
+ * `kill $!` (after `npm run -s receiver -- listen ... &`) to its script's shell, which is then this
+ * process, so the receiver stops and frees its port instead of outliving npm.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -47,6 +53,9 @@ async function main(argv: string[]): Promise<void> {
     const receiver = await startReceiver(
       { key, cert },
       (request) => {
+        // Deliveries are POSTs; anything else is someone checking that it listens (the README's
+        // `until curl ...` loop): answered, not printed.
+        if (request.method !== "POST") return { status: 200, body: "listening\n" };
         try {
           const event = verifyWebhook({ payload: request.body, header: request.headers["service-signature"], secrets });
           print({ verified: true, ...event });

@@ -168,6 +168,26 @@ describe("npm start (the local stack launcher)", () => {
       expect(stackEnv).toMatch(/NOTIFY_ADDR=127\.0\.0\.1:\d+/);
     });
 
+    it("answers a second start of the same checkout that its stack already seems to run, and stops nothing", async () => {
+      const second = runLauncher(process.execPath, [launcher], {
+        PATH: process.env.PATH ?? "",
+        ...anyPorts,
+        PORT: new URL(stack.url).port, // the first stack's gateway port: taken
+        DATABASE_URL: scratch.url,
+        STACK_DATA_DIR: stackDir,
+      });
+      expect(await second.exited).toBe(1);
+      expect(second.lines).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^\\[stack\\] cannot start: this checkout's stack already seems to run \\(pid ${stack.child.pid}, .*` +
+              `stop it first \\(Ctrl-C in its terminal, or kill ${stack.child.pid}\\)`,
+          ),
+        ),
+      ]);
+      expect(await readFile(join(stackDir, "stack.pid"), "utf8")).toBe(`${stack.child.pid}\n`);
+    });
+
     it("passes its environment through: the gateway's settings change what partners see", async () => {
       // PROBLEM_BASE_URI: problem types on the tenant interface.
       const unauthenticated = await fetch(`${stack.url}/api/v1/tenants/t1`);
@@ -263,6 +283,7 @@ describe("npm start (the local stack launcher)", () => {
       expect(await stack.stop()).toBe(0);
       await expectAllGone(pids);
       await expect(fetch(`${stack.url}/healthz`)).rejects.toThrow();
+      await expect(readFile(join(stackDir, "stack.pid"), "utf8")).rejects.toThrow(/ENOENT/);
     });
   });
 
@@ -437,6 +458,7 @@ describe("npm start (the local stack launcher)", () => {
     expect(output).toContain(`${catalogPort.port} (CATALOG_GRPC_PORT)`);
     expect(output).toContain(`${metricsPort.port} (GATEWAY_METRICS_PORT)`);
     expect(startedPids(running.lines)).toEqual([]);
+    expect(running.lines).not.toContain("[stack] stopping"); // nothing was started
   });
 
   it("fails the start when a service exits during start-up, and no process it started survives", async () => {

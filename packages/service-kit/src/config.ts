@@ -23,7 +23,7 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Environment): 
     const variable = issue.path.join(".") || "(environment)";
     const got = typeof issue.path[0] === "string" ? env[issue.path[0]] : undefined;
     // A malformed secret is still a secret: name the variable, never echo its value.
-    return got === undefined || SECRET_VARIABLE.test(variable)
+    return got === undefined || isSecretVariable(variable)
       ? `${variable}: ${issue.message}`
       : `${variable}: ${issue.message} (got ${JSON.stringify(got)})`;
   });
@@ -44,7 +44,31 @@ function unsetMachineDefaults(schema: z.ZodObject, env: Environment): string[] {
   );
 }
 
-const SECRET_VARIABLE = /(^|_)KEY$|SECRET|TOKEN|PASSWORD|CREDENTIAL|PRIVATE/;
+/** Words of a variable's name that make its value a secret wherever they stand (`WHATSAPP_APP_SECRET`). */
+const SECRET_WORDS = new Set([
+  "SECRET",
+  "SECRETS",
+  "TOKEN",
+  "TOKENS",
+  "PASSWORD",
+  "PASSWORDS",
+  "PASSWD",
+  "CREDENTIAL",
+  "CREDENTIALS",
+]);
+
+/**
+ * Whether a variable holds a secret, judged by the words of its name (split at `_`): one of
+ * SECRET, TOKEN, PASSWORD, PASSWD, CREDENTIAL (or their plurals) anywhere, or KEY / KEYS last
+ * (`SECRETS_KEY`, `STRIPE_API_KEY`, `TLS_PRIVATE_KEY`). Whole words, so neither a setting that
+ * merely mentions one (`WEBHOOKS_ALLOW_PRIVATE_TARGETS`, `API_KEY_CACHE_TTL`) nor a word that
+ * contains one (`TOKENIZER_MODE`) is hidden.
+ */
+export function isSecretVariable(name: string): boolean {
+  const words = name.toUpperCase().split("_");
+  const last = words[words.length - 1];
+  return last === "KEY" || last === "KEYS" || words.some((word) => SECRET_WORDS.has(word));
+}
 
 /** Reusable variable parsers, so every service spells the same kind of value the same way. */
 export const env = {

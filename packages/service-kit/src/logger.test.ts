@@ -13,6 +13,9 @@ describe("the configuration line", () => {
         API_KEY_CACHE_TTL: 30_000,
         PROBLEM_BASE_URI: undefined,
         MIGRATE_ON_START: true,
+        WEBHOOKS_ALLOW_PRIVATE_TARGETS: true,
+        TLS_PRIVATE_KEY: "-----BEGIN",
+        DB_PASSWORD: "hunter2",
       }),
     ).toEqual({
       SECRETS_KEY: "[redacted]",
@@ -23,6 +26,10 @@ describe("the configuration line", () => {
       API_KEY_CACHE_TTL: 30_000,
       PROBLEM_BASE_URI: undefined,
       MIGRATE_ON_START: true,
+      // A setting that mentions PRIVATE is no secret: the operator must see that it took effect.
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: true,
+      TLS_PRIVATE_KEY: "[redacted]",
+      DB_PASSWORD: "[redacted]",
     });
   });
 });

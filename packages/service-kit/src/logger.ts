@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from "pino";
+import { isSecretVariable } from "./config.js";
 import type { BuildInfo } from "./metrics.js";
 
 export type { Logger } from "pino";
@@ -48,9 +49,6 @@ export function announceListening(logger: Logger, ports: Record<string, number |
     .info({ pid: process.pid, version: build.version, revision: build.revision, ...ports }, "listening");
 }
 
-/** Variable names whose values are secrets: never printed, whatever the service. */
-const SECRET_NAME = /(^|_)KEY$|SECRET|TOKEN|PASSWORD|CREDENTIAL|PRIVATE/;
-
 /**
  * The configuration as it may be logged: values of secret-named variables (`SECRETS_KEY`,
  * `*_TOKEN`, `*_SECRET`, ...) replaced, and the password of any URL (`postgres://u:p@h/db`) hidden.
@@ -59,7 +57,7 @@ export function redactConfiguration(config: Record<string, unknown>): Record<str
   return Object.fromEntries(
     Object.entries(config).map(([name, value]) => {
       if (value === undefined || value === "") return [name, value];
-      if (SECRET_NAME.test(name)) return [name, "[redacted]"];
+      if (isSecretVariable(name)) return [name, "[redacted]"];
       if (typeof value === "string")
         return [name, value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:[redacted]@")];
       return [name, value];

@@ -42,7 +42,8 @@ const build = readBuildInfo(import.meta.url);
 async function main() {
   const config = loadWebhooksConfig(process.env);
   const logger = createLogger("webhooks", config.LOG_LEVEL);
-  announceConfiguration(logger, config, build);
+  // The allowed ports as the operator lists them ("443,8443"), not the parsed ranges.
+  announceConfiguration(logger, { ...config, WEBHOOKS_ALLOWED_PORTS: config.WEBHOOKS_ALLOWED_PORTS.text }, build);
   const keyRing = config.SECRETS_KEY;
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,

@@ -9,6 +9,14 @@ export const authCodes = {
     reaction: "Send a live API key; no retry without one.",
     usedAs: ["problem"],
   },
+  "auth.scheme_invalid": {
+    status: 401,
+    title: "The Authorization header is not Bearer <key>",
+    meaning:
+      "The `Authorization` header is not `Bearer <key>`: the key alone (no `Bearer ` before it), another scheme such as Basic, or Bearer with no key. The key itself was not looked at.",
+    reaction: "Send the key as `Authorization: Bearer <key>`; never retry as it is.",
+    usedAs: ["problem"],
+  },
   "auth.key_invalid": {
     status: 401,
     title: "The API key is malformed, unknown or revoked",

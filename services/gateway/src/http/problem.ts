@@ -29,6 +29,7 @@ export type ProblemCode = keyof ProblemCatalogue;
  */
 export const edgeProblemCodes = [
   "auth.key_missing",
+  "auth.scheme_invalid",
   "auth.key_invalid",
   "auth.scope_missing",
   "tenant.not_found",

@@ -121,6 +121,18 @@ describe("which ports an endpoint URL may name (WEBHOOKS_ALLOWED_PORTS)", () => 
     expect(isAllowedPort(parseAllowedPorts(""), 443)).toBe(true);
   });
 
+  it("counts a port or range listed twice once, in its ranges and in its text", () => {
+    expect(parseAllowedPorts("443")).toEqual({ ranges: [[443, 443]], text: "443" });
+    expect(parseAllowedPorts("8443,443,8443, 9000-9002,9000-9002")).toEqual({
+      ranges: [
+        [443, 443],
+        [8443, 8443],
+        [9000, 9002],
+      ],
+      text: "443,8443,9000-9002",
+    });
+  });
+
   it.each(["0", "65536", "x", "10-5", "1-2-3", "-5", "443.0"])("refuses %j", (text) => {
     expect(() => parseAllowedPorts(text)).toThrow();
   });

@@ -144,9 +144,13 @@ export interface AllowedPorts {
 
 export const defaultAllowedPorts: AllowedPorts = { ranges: [[443, 443]], text: "443" };
 
-/** Parses `443,8443,1024-65535` (ports and inclusive ranges, 1-65535); 443 is always added. */
+/**
+ * Parses `443,8443,1024-65535` (ports and inclusive ranges, 1-65535); 443 is always added, and a
+ * port or range listed twice counts once (in `ranges` and in `text`).
+ */
 export function parseAllowedPorts(text: string): AllowedPorts {
   const ranges: [number, number][] = [[443, 443]];
+  const listed = ["443"];
   const port = (part: string) => {
     if (!/^\d{1,5}$/.test(part)) throw new Error(`${JSON.stringify(part)} is not a port`);
     const value = Number(part);
@@ -161,13 +165,11 @@ export function parseAllowedPorts(text: string): AllowedPorts {
     const low = port(from!.trim());
     const high = to === undefined ? low : port(to.trim());
     if (high < low) throw new Error(`${JSON.stringify(part)} is an empty range`);
+    if (ranges.some(([l, h]) => l === low && h === high)) continue; // "443" or a repeat
     ranges.push([low, high]);
+    listed.push(low === high ? String(low) : `${low}-${high}`);
   }
-  const listed = text
-    .split(",")
-    .map((part) => part.trim())
-    .filter((part) => part !== "" && part !== "443");
-  return { ranges, text: ["443", ...listed].join(",") };
+  return { ranges, text: listed.join(",") };
 }
 
 /** The port a URL connects to (its explicit port, else 443 for https). */

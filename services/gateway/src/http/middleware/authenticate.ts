@@ -9,8 +9,10 @@ export interface ApiKeyLookup {
 const challenge = 'Bearer realm="api"';
 
 /**
- * `Authorization: Bearer <key>`. Missing: 401 with a challenge; malformed, unknown or revoked:
- * 401 invalid_token. The verified key is left in ctx.state.apiKey.
+ * `Authorization: Bearer <key>`. Missing: 401 auth.key_missing with a challenge; present without
+ * the `Bearer ` scheme (the key alone, Basic, ...): 401 auth.scheme_invalid with the challenge and
+ * no error code (RFC 6750 3.1: an unsupported method); a Bearer key that is malformed, unknown or
+ * revoked: 401 auth.key_invalid, invalid_token. The verified key is left in ctx.state.apiKey.
  */
 export function authenticate(keys: ApiKeyLookup): Middleware {
   return async (ctx, next) => {
@@ -27,9 +29,18 @@ export function authenticate(keys: ApiKeyLookup): Middleware {
         headers: { "www-authenticate": `${challenge}, error="invalid_token"` },
       });
     const match = /^bearer +(\S+) *$/i.exec(header);
-    const presented = match?.[1];
-    const id = presented === undefined ? undefined : apiKeyIdOf(presented);
-    if (presented === undefined || id === undefined) throw invalid();
+    if (!match) {
+      throw new ApiError(
+        401,
+        /^bearer\b/i.test(header)
+          ? "the Authorization header has no key after Bearer: send Authorization: Bearer <key>"
+          : "the Authorization header must be Bearer <key>: the word Bearer and a space come before the key",
+        { code: "auth.scheme_invalid", headers: { "www-authenticate": challenge } },
+      );
+    }
+    const presented = match[1]!;
+    const id = apiKeyIdOf(presented);
+    if (id === undefined) throw invalid();
     let record: ApiKeyRecord | undefined;
     try {
       record = await keys.find(id);
