@@ -39,7 +39,12 @@ export interface NavItem {
  * The console's navigation, in order. A page adds its entry here; hiding an entry is a courtesy,
  * the router's role check is the rule.
  */
-export const consoleNav: NavItem[] = [{ href: "/console", label: "Home", role: "viewer" }];
+export const consoleNav: NavItem[] = [
+  { href: "/console", label: "Home", role: "viewer" },
+  { href: "/console/attention", label: "Attention", role: "viewer" },
+  { href: "/console/tenant", label: "Tenant", role: "viewer" },
+  { href: "/console/users", label: "Users", role: "owner" },
+];
 
 export interface ShellOptions {
   title: string;

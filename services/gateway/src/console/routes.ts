@@ -1,7 +1,10 @@
+import { attentionRoutes } from "./pages/attention.js";
 import { consoleLinkRoutes } from "./pages/console-link.js";
 import { homeRoutes } from "./pages/home.js";
 import { invitationRoutes } from "./pages/invitation.js";
 import { signInRoutes } from "./pages/sign-in.js";
+import { tenantRoutes } from "./pages/tenant.js";
+import { userRoutes } from "./pages/users.js";
 import type { ConsoleRoute } from "./route.js";
 
 /**
@@ -14,6 +17,9 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...signInRoutes,
   ...invitationRoutes,
   ...consoleLinkRoutes,
+  ...attentionRoutes,
+  ...tenantRoutes,
+  ...userRoutes,
 ];
 
 /** The paths before a secret segment (`/console/invitation/` of `/console/invitation/:token`). */

@@ -28,6 +28,23 @@ button.danger { color: var(--danger); }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--border); }
 time[title] { text-decoration: underline dotted; }
+.muted { color: var(--muted); }
+.table-scroll { overflow-x: auto; }
+form.inline { display: inline-flex; gap: 0.4rem; align-items: center; margin: 0.2rem 0.6rem 0.2rem 0; flex-wrap: wrap; }
+form.inline label { position: absolute; left: -10000px; }
+.attention-list li { margin: 0.4rem 0; }
+.attention-list .next-step, .next-step { font-weight: 600; margin-left: 0.5rem; }
+.meter { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0.5rem 0; }
+.meter meter { width: 16rem; max-width: 100%; }
+.flag { color: var(--danger); font-weight: 600; }
+.invitation-link { width: 100%; font-family: ui-monospace, monospace; padding: 0.4rem; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+@media (max-width: 40rem) {
+  header.console { flex-wrap: wrap; gap: 0.5rem 1rem; padding: 0.75rem 1rem; }
+  header.console nav ul { flex-wrap: wrap; }
+  header.console .who { margin-left: 0; flex-wrap: wrap; }
+  main { padding: 1rem; }
+}
 .htmx-indicator { opacity: 0; }
 .htmx-request .htmx-indicator, .htmx-request.htmx-indicator { opacity: 1; transition: opacity 200ms ease-in; }
 `;
