@@ -132,9 +132,15 @@ export function renderShell(options: ShellOptions): string {
 /**
  * htmx under a CSP without 'unsafe-inline' or 'unsafe-eval': no injected indicator <style> (the
  * style sheet has the rules), no eval (hx-on, js: values), no <script> in swapped content, and
- * requests only to this origin.
+ * requests only to this origin. A 4xx/5xx answer is a page too (a form refused with its message
+ * beside the field, a 403): htmx swaps it in like any other instead of leaving the old page.
  */
 const HTMX_CONFIG = {
+  responseHandling: [
+    { code: "204", swap: false },
+    { code: "[23]..", swap: true },
+    { code: "[45]..", swap: true, error: true },
+  ],
   includeIndicatorStyles: false,
   allowEval: false,
   allowScriptTags: false,
