@@ -48,7 +48,15 @@ export interface CallContext {
   span?: Span;
   /** The traceparent of this call's span, for what the handler passes on (outbox rows, provider spans). */
   traceparent?: string | undefined;
+  /**
+   * Who asked, when a person did: the caller's `x-actor` metadata (the console: `console:<userId>`)
+   * when it is well-formed (1-128 of A-Z a-z 0-9 : _ . @ -); absent for API keys and operators.
+   * For the handler to attribute the action (the activity feed); it is on the call's log lines.
+   */
+  actor?: string | undefined;
 }
+
+const ACTOR_PATTERN = /^[A-Za-z0-9:_.@-]{1,128}$/;
 
 interface MethodDefinitionLike {
   path: string;
@@ -168,6 +176,9 @@ export function instrumentService<D extends ServiceDefinitionLike>(
         },
       );
       const traceparent = traceparentOf(span);
+      const presentedActor = call.metadata.get(ACTOR_METADATA)[0];
+      const actor =
+        typeof presentedActor === "string" && ACTOR_PATTERN.test(presentedActor) ? presentedActor : undefined;
       // The request-scoped logger is made on first use: most calls never log at the configured level.
       let logger: Logger | undefined;
       const callLogger = () =>
@@ -175,12 +186,14 @@ export function instrumentService<D extends ServiceDefinitionLike>(
           requestId,
           grpcMethod: method.path,
           ...(traceparent ? { trace_id: span.spanContext().traceId } : {}),
+          ...(actor ? { actor } : {}),
         }));
       const context: CallContext = {
         requestId,
         metadata: call.metadata,
         span,
         traceparent,
+        actor,
         get logger() {
           return callLogger();
         },

@@ -182,6 +182,7 @@ describe("the poll reads: work, attention, activity", () => {
       subjectId: "bkg_1",
       reasonCode: null,
       state: null,
+      actor: null,
     });
   });
 

@@ -633,7 +633,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
   });
 
   describe("the delivery ledger", () => {
-    it("pages deliveries newest first, each once, filtered by status and event type", async () => {
+    it("pages deliveries newest first, each once, filtered by status, event type and event id", async () => {
       const { endpoint } = await create();
       const { endpoint: neighbour } = await create();
       const statuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"];
@@ -658,6 +658,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
           cursor,
           status: "",
           eventType: "",
+          eventId: "",
         });
         seen.push(...page.deliveries.map((d) => d.id));
         cursor = page.nextCursor;
@@ -672,6 +673,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         cursor: "",
         status: "succeeded",
         eventType: "",
+        eventId: "",
       });
       expect(succeeded.deliveries.map((d) => d.id)).toEqual([ids[11], ids[6], ids[1]]);
       const cancelled = await rpc("listDeliveries", {
@@ -681,8 +683,19 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         cursor: "",
         status: "",
         eventType: "booking.cancelled",
+        eventId: "",
       });
       expect(cancelled.deliveries.map((d) => d.id)).toEqual([ids[9], ids[6], ids[3], ids[0]]);
+      const ofOneEvent = await rpc("listDeliveries", {
+        tenantId: tenant,
+        endpointId: endpoint!.id,
+        limit: 100,
+        cursor: "",
+        status: "",
+        eventType: "",
+        eventId: cancelled.deliveries[1]!.eventId,
+      });
+      expect(ofOneEvent.deliveries.map((d) => d.id)).toEqual([ids[6]]);
       expect(cancelled.deliveries[0]).toMatchObject({
         endpointId: endpoint!.id,
         eventType: "booking.cancelled",
@@ -691,7 +704,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         attemptsTotal: 0,
         livemode: true,
       });
-      const base = { tenantId: tenant, endpointId: endpoint!.id, limit: 0, cursor: "", eventType: "" };
+      const base = { tenantId: tenant, endpointId: endpoint!.id, limit: 0, cursor: "", eventType: "", eventId: "" };
       expect(await failure(rpc("listDeliveries", { ...base, status: "failed" }))).toMatchObject({
         status: "INVALID_ARGUMENT",
         code: "request.invalid",

@@ -95,6 +95,8 @@ export interface ActivityItem {
   reasonCode: string;
   /** The state the event names (e.g. "sent", "off", "live", "soft_cap"); empty when none. */
   state: string;
+  /** Who did it, when a person did (a console user: "console:<userId>"); empty otherwise. */
+  actor: string;
 }
 
 export interface ListActivityRequest {
@@ -840,7 +842,16 @@ export const ListAttentionResponse: MessageFns<ListAttentionResponse> = {
 };
 
 function createBaseActivityItem(): ActivityItem {
-  return { eventId: "", type: "", occurredAt: "", subjectKind: "", subjectId: "", reasonCode: "", state: "" };
+  return {
+    eventId: "",
+    type: "",
+    occurredAt: "",
+    subjectKind: "",
+    subjectId: "",
+    reasonCode: "",
+    state: "",
+    actor: "",
+  };
 }
 
 export const ActivityItem: MessageFns<ActivityItem> = {
@@ -865,6 +876,9 @@ export const ActivityItem: MessageFns<ActivityItem> = {
     }
     if (message.state !== "") {
       writer.uint32(58).string(message.state);
+    }
+    if (message.actor !== "") {
+      writer.uint32(66).string(message.actor);
     }
     return writer;
   },
@@ -938,6 +952,14 @@ export const ActivityItem: MessageFns<ActivityItem> = {
             message.state = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -979,6 +1001,7 @@ export const ActivityItem: MessageFns<ActivityItem> = {
         ? globalThis.String(object.reason_code)
         : "",
       state: isSet(object.state) ? globalThis.String(object.state) : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
     };
   },
 
@@ -1005,6 +1028,9 @@ export const ActivityItem: MessageFns<ActivityItem> = {
     if (message.state !== "") {
       obj.state = message.state;
     }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1020,6 +1046,7 @@ export const ActivityItem: MessageFns<ActivityItem> = {
     message.subjectId = object.subjectId ?? "";
     message.reasonCode = object.reasonCode ?? "";
     message.state = object.state ?? "";
+    message.actor = object.actor ?? "";
     return message;
   },
 };

@@ -278,6 +278,8 @@ export interface ListDeliveriesRequest {
   status: string;
   /** Empty: every type. */
   eventType: string;
+  /** Empty: every event; else only the delivery of this event id (at most one per endpoint). */
+  eventId: string;
 }
 
 export interface ListDeliveriesResponse {
@@ -3504,7 +3506,7 @@ export const Attempt: MessageFns<Attempt> = {
 };
 
 function createBaseListDeliveriesRequest(): ListDeliveriesRequest {
-  return { tenantId: "", endpointId: "", limit: 0, cursor: "", status: "", eventType: "" };
+  return { tenantId: "", endpointId: "", limit: 0, cursor: "", status: "", eventType: "", eventId: "" };
 }
 
 export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
@@ -3526,6 +3528,9 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     }
     if (message.eventType !== "") {
       writer.uint32(50).string(message.eventType);
+    }
+    if (message.eventId !== "") {
+      writer.uint32(58).string(message.eventId);
     }
     return writer;
   },
@@ -3591,6 +3596,14 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
             message.eventType = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.eventId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3623,6 +3636,11 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
         : isSet(object.event_type)
         ? globalThis.String(object.event_type)
         : "",
+      eventId: isSet(object.eventId)
+        ? globalThis.String(object.eventId)
+        : isSet(object.event_id)
+        ? globalThis.String(object.event_id)
+        : "",
     };
   },
 
@@ -3646,6 +3664,9 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     if (message.eventType !== "") {
       obj.eventType = message.eventType;
     }
+    if (message.eventId !== "") {
+      obj.eventId = message.eventId;
+    }
     return obj;
   },
 
@@ -3660,6 +3681,7 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     message.cursor = object.cursor ?? "";
     message.status = object.status ?? "";
     message.eventType = object.eventType ?? "";
+    message.eventId = object.eventId ?? "";
     return message;
   },
 };

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Flash } from "../db/console-store.js";
 import { roleReaches, type ConsoleRole, type ConsoleViewer } from "../domain/console-role.js";
 import type { ConsoleAsset, ConsoleAssetName } from "./assets.js";
@@ -10,6 +11,17 @@ export const CSRF_HEADER = "x-csrf-token";
 /** The hidden input every console form carries: `<form method="post">${csrfField(request.csrfToken)}...`. */
 export const csrfField = (token: string): SafeHtml =>
   html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
+
+/** The form field that carries a mutation's Idempotency-Key (idempotencyField, formIdempotencyKey). */
+export const IDEMPOTENCY_FIELD = "_idempotency";
+
+/**
+ * The hidden Idempotency-Key of a form that mutates (create, rotate, redrive...): a new key each
+ * time the form is rendered, so a resubmitted or double-clicked form repeats the same command (the
+ * service replays it) while a form filled in again is a new one. Read it with formIdempotencyKey.
+ */
+export const idempotencyField = (): SafeHtml =>
+  html`<input type="hidden" name="${IDEMPOTENCY_FIELD}" value="${`console-${randomUUID()}`}" />`;
 
 /** An RFC 3339 time as the server shows it: UTC, seconds precision ("2026-11-24 12:00:05 UTC"). */
 export function utcText(date: Date): string {
@@ -42,6 +54,7 @@ export interface NavItem {
 export const consoleNav: NavItem[] = [
   { href: "/console", label: "Home", role: "viewer" },
   { href: "/console/attention", label: "Attention", role: "viewer" },
+  { href: "/console/webhooks", label: "Webhooks", role: "viewer" },
   { href: "/console/tenant", label: "Tenant", role: "viewer" },
   { href: "/console/users", label: "Users", role: "owner" },
 ];

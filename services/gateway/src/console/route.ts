@@ -4,6 +4,7 @@ import type { ConsoleStore, Flash } from "../db/console-store.js";
 import { consoleActorOf, type ConsoleRole, type ConsoleViewer } from "../domain/console-role.js";
 import type { TenantRouteDeps } from "../http/route.js";
 import type { SafeHtml } from "./html.js";
+import { ConsolePageError } from "./page-error.js";
 
 /** The console's settings, from the gateway's configuration (config.ts CONSOLE_*). */
 export interface ConsoleSettings {
@@ -145,3 +146,21 @@ export { CONSOLE_PREFIX, isConsoleLocation, isConsolePath } from "../domain/cons
 /** The console's origin as the browser sees it: CONSOLE_BASE_URL, else this request's scheme and host. */
 export const consoleOriginOf = (ctx: Context, settings: Pick<ConsoleSettings, "baseUrl">): string =>
   settings.baseUrl ?? `${ctx.protocol}://${ctx.host}`;
+
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{8,128}$/;
+
+/**
+ * The Idempotency-Key a mutating form carries (layout.ts idempotencyField), for the gRPC call's
+ * `idempotencyKey`; a form without a well-formed one is refused with a 400 page.
+ */
+export function formIdempotencyKey(form: FormFields): string {
+  const key = form.get("_idempotency");
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw new ConsolePageError(
+      400,
+      "Form out of date",
+      "This form is missing its request key. Reload the page and try again.",
+    );
+  }
+  return key;
+}

@@ -5,6 +5,8 @@ import { invitationRoutes } from "./pages/invitation.js";
 import { signInRoutes } from "./pages/sign-in.js";
 import { tenantRoutes } from "./pages/tenant.js";
 import { userRoutes } from "./pages/users.js";
+import { webhookDeliveryRoutes } from "./pages/webhook-deliveries.js";
+import { webhookEndpointRoutes } from "./pages/webhook-endpoints.js";
 import type { ConsoleRoute } from "./route.js";
 
 /**
@@ -20,6 +22,8 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...attentionRoutes,
   ...tenantRoutes,
   ...userRoutes,
+  ...webhookEndpointRoutes,
+  ...webhookDeliveryRoutes,
 ];
 
 /** The paths before a secret segment (`/console/invitation/` of `/console/invitation/:token`). */

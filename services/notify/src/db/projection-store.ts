@@ -53,6 +53,7 @@ export async function applyEvent(trx: Knex.Transaction, event: ProjectedEvent, s
       subject_id: a.subjectId,
       reason_code: a.reasonCode,
       state: a.state,
+      actor: a.actor,
     })
     .onConflict(["tenant_id", "event_id"])
     .ignore();
@@ -118,6 +119,7 @@ export interface ActivityRow {
   subjectId: string;
   reasonCode: string;
   state: string;
+  actor: string;
 }
 
 export interface Page<T> {
@@ -188,6 +190,7 @@ export function createProjectionReader(db: Knex): ProjectionReader {
         subjectId: row.subject_id as string,
         reasonCode: row.reason_code as string,
         state: row.state as string,
+        actor: row.actor as string,
       })),
   };
 }

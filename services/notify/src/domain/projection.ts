@@ -20,6 +20,8 @@ export interface ActivityEntry {
   subjectId: string;
   reasonCode: string;
   state: string;
+  /** Who did it, when a person did (the event's `actor`, e.g. `console:<userId>`); "" otherwise. */
+  actor: string;
 }
 
 export interface WorkChange {
@@ -74,6 +76,15 @@ const subjects: Record<string, [kind: string, idField: string]> = {
   "notification.failed": ["notification", "notification_id"],
   "webhook.endpoint_dead_lettered": ["webhook_endpoint", "endpoint_id"],
   "webhook.endpoint_resumed": ["webhook_endpoint", "endpoint_id"],
+  "webhook.endpoint_created": ["webhook_endpoint", "endpoint_id"],
+  "webhook.endpoint_updated": ["webhook_endpoint", "endpoint_id"],
+  "webhook.endpoint_deleted": ["webhook_endpoint", "endpoint_id"],
+  "webhook.endpoint_paused": ["webhook_endpoint", "endpoint_id"],
+  "webhook.endpoint_secret_rotated": ["webhook_endpoint", "endpoint_id"],
+  "webhook.endpoint_recovery_started": ["webhook_endpoint", "endpoint_id"],
+  "webhook.endpoint_recovery_finished": ["webhook_endpoint", "endpoint_id"],
+  "webhook.delivery_redriven": ["webhook_endpoint", "endpoint_id"],
+  "webhook.test_delivery_sent": ["webhook_endpoint", "endpoint_id"],
   "conversation.started": ["conversation", "conversation_id"],
   "booking.created": ["booking", "booking_id"],
   "booking.cancelled": ["booking", "booking_id"],
@@ -102,6 +113,7 @@ export function projectEvent(event: ProjectedEvent): Projection {
       subjectId,
       reasonCode,
       state,
+      actor: token(object, "actor"),
     },
   };
   switch (event.type) {

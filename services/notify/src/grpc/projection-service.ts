@@ -65,6 +65,7 @@ export function createProjectionService(deps: {
           subjectId: item.subjectId,
           reasonCode: item.reasonCode,
           state: item.state,
+          actor: item.actor,
         })),
         nextCursor: next(page.nextSeq),
       };

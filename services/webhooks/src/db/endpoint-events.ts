@@ -1,8 +1,9 @@
 /**
  * The webhooks service's internal facts for the tenant projections (events-contract.md):
  * `webhook.endpoint_dead_lettered` when a dead-lettered delivery pauses its endpoint (with the
- * error class of its last attempt as `cause`), `webhook.endpoint_resumed` when an endpoint paused
- * for that reason is resumed, and `webhook.endpoint_recovery_started` / `_finished` around a
+ * error class of its last attempt as `cause`), `webhook.endpoint_resumed` when an endpoint is
+ * resumed, one fact per other management action (created, updated, deleted, paused, secret
+ * rotated, delivery redriven, test sent; with who did it as `actor`), and `webhook.endpoint_recovery_started` / `_finished` around a
  * recovery (with who asked for it as `actor`). Written to the
  * webhooks outbox in the transaction of the change; the relay publishes them after the commit.
  * They are not in the webhook catalog: the fan-out ignores them (only notify's projector uses them).
@@ -51,9 +52,29 @@ export function appendEndpointDeadLettered(
 export function appendEndpointResumed(
   trx: Knex | Knex.Transaction,
   namespace: string,
-  change: { tenantId: string; endpointId: string },
+  change: { tenantId: string; endpointId: string; actor?: string | undefined },
 ): Promise<void> {
-  return append(trx, namespace, change.tenantId, ENDPOINT_RESUMED, { endpoint_id: change.endpointId });
+  return append(trx, namespace, change.tenantId, ENDPOINT_RESUMED, {
+    endpoint_id: change.endpointId,
+    ...(change.actor ? { actor: change.actor } : {}),
+  });
+}
+
+/**
+ * A management action on an endpoint (created, updated, deleted, paused, secret rotated, a
+ * delivery redriven, a test sent): the endpoint, the delivery if any, and who did it when a person
+ * did (`actor`, the caller's x-actor). Never the URL, description or secret.
+ */
+export function appendEndpointAction(
+  trx: Knex | Knex.Transaction,
+  namespace: string,
+  action: { tenantId: string; type: string; endpointId: string; deliveryId?: string; actor: string | undefined },
+): Promise<void> {
+  return append(trx, namespace, action.tenantId, action.type, {
+    endpoint_id: action.endpointId,
+    ...(action.deliveryId ? { delivery_id: action.deliveryId } : {}),
+    ...(action.actor ? { actor: action.actor } : {}),
+  });
 }
 
 export function appendRecoveryStarted(

@@ -128,7 +128,13 @@ export interface LedgerStore {
   list(
     tenantId: string,
     endpointId: string,
-    options: { limit: number; afterSeq: number | undefined; status?: DeliveryStatus; eventType?: string },
+    options: {
+      limit: number;
+      afterSeq: number | undefined;
+      status?: DeliveryStatus;
+      eventType?: string;
+      eventId?: string;
+    },
   ): Promise<DeliveryPage>;
   /** The delivery with its attempts (oldest first) and exact payload; DeliveryNotFoundError otherwise. */
   inspect(
@@ -176,7 +182,7 @@ export function createLedgerStore(db: Knex): LedgerStore {
   const one = (query: Knex | Knex.Transaction, tenantId: string, endpointId: string, deliveryId: string) =>
     query("deliveries").where({ tenant_id: tenantId, endpoint_id: endpointId, id: deliveryId });
   return {
-    async list(tenantId, endpointId, { limit, afterSeq, status, eventType }) {
+    async list(tenantId, endpointId, { limit, afterSeq, status, eventType, eventId }) {
       const query = db("deliveries")
         .select<DeliveryRow[]>(deliveryColumns)
         .where({ tenant_id: tenantId, endpoint_id: endpointId })
@@ -185,6 +191,7 @@ export function createLedgerStore(db: Knex): LedgerStore {
       if (afterSeq !== undefined) void query.andWhere("seq", "<", afterSeq);
       if (status !== undefined) void query.andWhere({ status });
       if (eventType !== undefined) void query.andWhere({ event_type: eventType });
+      if (eventId !== undefined) void query.andWhere({ event_id: eventId });
       const rows = await query;
       const page = rows.slice(0, limit);
       return { deliveries: page.map(fromRow), nextAfterSeq: rows.length > limit ? page.at(-1)!.seq : undefined };

@@ -27,7 +27,12 @@ import {
   type EndpointStore,
   type EndpointWithSecrets,
 } from "../db/endpoint-store.js";
-import { appendEndpointResumed, appendRecoveryStarted, type EndpointEvents } from "../db/endpoint-events.js";
+import {
+  appendEndpointAction,
+  appendEndpointResumed,
+  appendRecoveryStarted,
+  type EndpointEvents,
+} from "../db/endpoint-events.js";
 import { countRecoverable, getRecovery, insertRecovery, type RecoveryRecord } from "../db/recovery-store.js";
 import { errorClassOf } from "../domain/attempt-outcome.js";
 import { endpointHealth, successRateOf } from "../domain/endpoint-health.js";
@@ -44,8 +49,14 @@ import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import {
   checkExpectedVersion,
   currentApiVersion,
-  ENDPOINT_DEAD_LETTERED,
+  DELIVERY_REDRIVEN,
+  ENDPOINT_CREATED,
+  ENDPOINT_DELETED,
+  ENDPOINT_PAUSED,
+  ENDPOINT_SECRET_ROTATED,
+  ENDPOINT_UPDATED,
   endpointRefusal,
+  TEST_DELIVERY_SENT,
   InvalidEndpointError,
   validateEndpointUpdate,
   validateNewEndpoint,
@@ -208,6 +219,19 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
   const once = <R>(tenantId: string, key: string, fingerprint: string, effect: (trx: Knex.Transaction) => Promise<R>) =>
     runIdempotently(deps.db, { scope: tenantId, key, fingerprint }, effect, deps.idempotency);
 
+  /**
+   * Who did what to an endpoint, for the activity feed: an internal fact written in the transaction
+   * of the change (so a replay adds nothing), with the caller's x-actor when a person asked.
+   */
+  async function recordAction(
+    trx: Knex.Transaction,
+    action: { tenantId: string; type: string; endpointId: string; deliveryId?: string; actor: string | undefined },
+  ): Promise<boolean> {
+    if (!deps.events) return false;
+    await appendEndpointAction(trx, deps.events.namespace, action);
+    return true;
+  }
+
   /** After the commit: a lost enqueue is logged, and the sweeper enqueues the overdue delivery. */
   async function announce(jobs: readonly DeliveryJob[], logger: Logger) {
     if (jobs.length === 0) return;
@@ -268,7 +292,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
   }
 
   return {
-    async createEndpoint(request, { logger }) {
+    async createEndpoint(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       const endpoint = validated(() =>
         validateNewEndpoint({ url: request.url, description: request.description, eventTypes: request.eventTypes }),
@@ -282,9 +306,13 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         const id = newEndpointId();
         const secretSealed = sealSecret(deps.keyRing, generateSigningSecret(), id);
         const created = await endpoints.insert(trx, { ...endpoint, id, tenantId, secretSealed, now: clock() });
+        await recordAction(trx, { tenantId, type: ENDPOINT_CREATED, endpointId: id, actor });
         return { endpoint: toProtoEndpoint(withoutSecrets(created)), secretSealed } satisfies StoredSecretAnswer;
       });
-      if (!outcome.replayed) logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
+      if (!outcome.replayed) {
+        logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
+        deps.events?.kick();
+      }
       const answer = openAnswer(outcome.result);
       return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
@@ -306,7 +334,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async updateEndpoint(request, { logger }) {
+    async updateEndpoint(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       const changes = validated(() =>
         validateEndpointUpdate({
@@ -322,27 +350,35 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       if (changes.url !== undefined) await checkTarget(changes.url);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => changes);
+        await recordAction(trx, { tenantId, type: ENDPOINT_UPDATED, endpointId: updated.id, actor });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
-      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
+      if (!outcome.replayed) {
+        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
+        deps.events?.kick();
+      }
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async deleteEndpoint(request, { logger }) {
+    async deleteEndpoint(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/DeleteEndpoint",
         DeleteEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
       );
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
-        await change(trx, request, (_endpoint, now) => ({ deletedAt: now }));
+        const deleted = await change(trx, request, (_endpoint, now) => ({ deletedAt: now }));
+        await recordAction(trx, { tenantId, type: ENDPOINT_DELETED, endpointId: deleted.id, actor });
         return null;
       });
-      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint deleted");
+      if (!outcome.replayed) {
+        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint deleted");
+        deps.events?.kick();
+      }
       return { replayed: outcome.replayed };
     },
 
-    async pauseEndpoint(request, { logger }) {
+    async pauseEndpoint(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/PauseEndpoint",
@@ -350,13 +386,17 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       );
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => ({ paused: true }));
+        await recordAction(trx, { tenantId, type: ENDPOINT_PAUSED, endpointId: updated.id, actor });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
-      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
+      if (!outcome.replayed) {
+        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
+        deps.events?.kick();
+      }
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async resumeEndpoint(request, { logger }) {
+    async resumeEndpoint(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/ResumeEndpoint",
@@ -365,15 +405,11 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       let released: DeliveryJob[] = [];
       let announced = false as boolean;
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
-        let deadLettered = false as boolean;
-        const updated = await change(trx, request, (endpoint) => {
-          deadLettered = endpoint.attentionReason === ENDPOINT_DEAD_LETTERED;
-          return { paused: false, attentionReason: null };
-        });
+        const updated = await change(trx, request, () => ({ paused: false, attentionReason: null }));
         released = await ledger.releaseHeld(trx, updated.id, clock());
-        if (deadLettered && deps.events) {
-          // The attention item the dead letter opened closes with this commit.
-          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id });
+        if (deps.events) {
+          // Every resume is in the activity feed; one after a dead letter closes its attention item.
+          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id, actor });
           announced = true;
         }
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
@@ -386,7 +422,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async rotateSecret(request, { logger }) {
+    async rotateSecret(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RotateSecret",
@@ -403,9 +439,13 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
             previousSecretExpiresAt: new Date(now.getTime() + rotationGraceMs),
           };
         });
+        await recordAction(trx, { tenantId, type: ENDPOINT_SECRET_ROTATED, endpointId: updated.id, actor });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)), secretSealed } satisfies StoredSecretAnswer;
       });
-      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
+      if (!outcome.replayed) {
+        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
+        deps.events?.kick();
+      }
       const answer = openAnswer(outcome.result);
       return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
@@ -434,6 +474,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         afterSeq,
         status,
         eventType: request.eventType === "" ? undefined : request.eventType,
+        eventId: request.eventId === "" ? undefined : request.eventId,
       });
       return {
         deliveries: page.deliveries.map(toProtoDelivery),
@@ -448,7 +489,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { delivery: toProtoDelivery(delivery), attempts: attempts.map(toProtoAttempt), payload };
     },
 
-    async redriveDelivery(request, { logger }) {
+    async redriveDelivery(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RedriveDelivery",
@@ -461,11 +502,14 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         const now = clock();
         const state = redrive(deliveryState(delivery), { now, endpointPaused: endpoint.paused, windowMs: retentionMs });
         const restarted = await ledger.restart(trx, delivery.id, state, now);
+        const endpointId = endpoint.id;
+        await recordAction(trx, { tenantId, type: DELIVERY_REDRIVEN, endpointId, deliveryId: restarted.id, actor });
         jobs = restarted.status === "held" ? [] : [{ deliveryId: restarted.id, generation: restarted.generation }];
         return { delivery: toProtoDelivery(restarted) };
       });
       if (!outcome.replayed) {
         logger.info({ tenantId, endpointId: request.endpointId, deliveryId: request.deliveryId }, "delivery redriven");
+        deps.events?.kick();
         await announce(jobs, logger);
       }
       return { delivery: outcome.result.delivery, replayed: outcome.replayed };
@@ -503,7 +547,7 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async sendTestDelivery(request, { logger }) {
+    async sendTestDelivery(request, { logger, actor }) {
       const tenantId = requireTenant(request.tenantId);
       // Refuse an unknown or coming-soon type before anything is claimed.
       buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now: clock() });
@@ -527,9 +571,12 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           now,
         });
         jobs = delivery.status === "held" ? [] : [{ deliveryId: delivery.id, generation: delivery.generation }];
+        const endpointId = endpoint.id;
+        await recordAction(trx, { tenantId, type: TEST_DELIVERY_SENT, endpointId, deliveryId: delivery.id, actor });
         return { delivery: toProtoDelivery(delivery) };
       });
       if (!outcome.replayed) {
+        deps.events?.kick();
         logger.info(
           { tenantId, endpointId: request.endpointId, deliveryId: outcome.result.delivery.id },
           "test delivery created",
@@ -539,9 +586,10 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { delivery: outcome.result.delivery, replayed: outcome.replayed };
     },
 
-    async recoverDeliveries(request, { logger }) {
+    async recoverDeliveries(request, { logger, actor: caller }) {
       const tenantId = requireTenant(request.tenantId);
-      const actor = recoveryActor(request.actor);
+      // The request's actor when given (API callers name themselves), else the caller's x-actor.
+      const actor = recoveryActor(request.actor || caller);
       const window = recoveryWindow({ since: request.since, until: request.until }, { now: clock(), retentionMs });
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RecoverDeliveries",

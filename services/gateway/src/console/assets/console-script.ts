@@ -3,6 +3,8 @@
  * it (plain forms, POST-redirect-GET); with it:
  * - every <time datetime> shows the viewer's local time, with the UTC time the server rendered kept
  *   in its title (shown on hover);
+ * - a <button data-copy="id" hidden> is shown and copies the text of the element with that id
+ *   (the secret, "copy as curl"); without script the text stays selectable in its <pre>;
  * - htmx requests carry the session's CSRF token in X-CSRF-Token (from <meta name="csrf-token">),
  *   for hx-post buttons outside a form.
  * No eval, no inline handlers: the CSP allows only scripts from 'self'.
@@ -21,11 +23,34 @@ export const consoleScript = `"use strict";
       element.setAttribute("data-local", "");
     }
   }
+  function copyButtons(root) {
+    var buttons = root.querySelectorAll("button[data-copy]");
+    for (var i = 0; i < buttons.length; i++) {
+      var button = buttons[i];
+      if (!navigator.clipboard || button.hasAttribute("data-copy-ready")) continue;
+      button.setAttribute("data-copy-ready", "");
+      button.hidden = false;
+      button.addEventListener("click", function (event) {
+        var clicked = event.currentTarget;
+        var source = document.getElementById(clicked.getAttribute("data-copy"));
+        if (!source) return;
+        var label = clicked.textContent;
+        navigator.clipboard.writeText(source.textContent).then(function () {
+          clicked.textContent = "Copied";
+          setTimeout(function () {
+            clicked.textContent = label;
+          }, 2000);
+        });
+      });
+    }
+  }
   document.addEventListener("DOMContentLoaded", function () {
     localTimes(document);
+    copyButtons(document);
   });
   document.addEventListener("htmx:afterSwap", function (event) {
     localTimes(event.target);
+    copyButtons(event.target);
   });
   document.addEventListener("htmx:configRequest", function (event) {
     var meta = document.querySelector('meta[name="csrf-token"]');

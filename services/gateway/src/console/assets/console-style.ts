@@ -28,7 +28,26 @@ button.danger { color: var(--danger); }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--border); }
 time[title] { text-decoration: underline dotted; }
+pre { white-space: pre-wrap; word-break: break-all; background: color-mix(in srgb, Canvas 92%, CanvasText); padding: 0.75rem; border-radius: 4px; max-height: 24rem; overflow: auto; }
 .muted { color: var(--muted); }
+.actions { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
+.actions form { margin: 0; }
+form.filters { display: flex; gap: 0.5rem; align-items: end; flex-wrap: wrap; margin-bottom: 1rem; }
+fieldset#event-types .choice { display: flex; gap: 0.4rem; align-items: center; }
+fieldset#event-types .choice input { width: auto; display: inline; }
+.health, .status { font-weight: 600; }
+.health-healthy, .status-succeeded { color: #2e7d32; }
+.health-degraded, .status-awaiting_retry { color: #a15c00; }
+.health-failing, .status-dead_lettered, .attention { color: var(--danger); }
+.health-paused, .status-held { color: var(--muted); }
+.chart svg { max-width: 48rem; height: auto; }
+.chart-succeeded { fill: #2e7d32; }
+.chart-failed { fill: var(--danger); }
+.chart-axis { stroke: var(--border); }
+.chart-label { fill: var(--muted); font-size: 11px; }
+.legend { margin-right: 1rem; }
+.chart-succeeded-key::before { content: "■ "; color: #2e7d32; }
+.chart-failed-key::before { content: "■ "; color: var(--danger); }
 .table-scroll { overflow-x: auto; }
 form.inline { display: inline-flex; gap: 0.4rem; align-items: center; margin: 0.2rem 0.6rem 0.2rem 0; flex-wrap: wrap; }
 form.inline label { position: absolute; left: -10000px; }

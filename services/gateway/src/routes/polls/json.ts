@@ -28,4 +28,5 @@ export const activityItemToJson = (item: ActivityItem) => ({
   subjectId: orNull(item.subjectId),
   reasonCode: orNull(item.reasonCode),
   state: orNull(item.state),
+  actor: orNull(item.actor),
 });

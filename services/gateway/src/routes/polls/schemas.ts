@@ -44,7 +44,7 @@ export const pollSchemas = {
   ActivityItem: {
     type: "object",
     additionalProperties: false,
-    required: ["eventId", "type", "occurredAt", "subjectKind", "subjectId", "reasonCode", "state"],
+    required: ["eventId", "type", "occurredAt", "subjectKind", "subjectId", "reasonCode", "state", "actor"],
     properties: {
       eventId: { type: "string" },
       type: { type: "string", description: "The event type, e.g. `booking.created` or `notification.sent`." },
@@ -58,6 +58,13 @@ export const pollSchemas = {
       subjectId: { type: ["string", "null"] },
       reasonCode: nullableCode,
       state: { type: ["string", "null"], description: "The state the event names, e.g. `sent` or `live`." },
+      actor: {
+        type: ["string", "null"],
+        description:
+          "Who did it, when a person did: `console:<userId>` for a console user's action (a webhook endpoint " +
+          "created, updated, paused, resumed, its secret rotated, a delivery redriven, a test sent, a recovery " +
+          "started); null otherwise.",
+      },
     },
   },
   ActivityPage: pollPage("ActivityItem"),

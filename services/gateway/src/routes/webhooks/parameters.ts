@@ -26,5 +26,5 @@ export const recoveryIdParameter = {
 /** The optional `expectedVersion` query parameter of delete, pause, resume and rotate. */
 export const expectedVersionParameter = tenantQueryParameters(expectedVersionQueryShape)[0]!;
 
-/** A ledger page's parameters: the page, `status`, `eventType`. */
+/** A ledger page's parameters: the page, `status`, `eventType`, `eventId`. */
 export const deliveryQueryParameters = tenantQueryParameters(deliveryQueryShape);

@@ -319,13 +319,13 @@ export const webhookRoutes: TenantRoute[] = (
       tag,
       summary: "List an endpoint's deliveries.",
       description:
-        "Newest first, optionally only one `status` or one exact `eventType`. Pass `nextCursor` back as `cursor` " +
-        "until it is null.",
+        "Newest first, optionally only one `status`, one exact `eventType` or one `eventId`. Pass `nextCursor` back " +
+        "as `cursor` until it is null.",
       parameters: [endpointIdParameter, ...deliveryQueryParameters],
       responseSchema: "WebhookDeliveryPage",
       problems: ["webhook.endpoint_not_found"],
       async handle(ctx, deps) {
-        const { limit, cursor, status, eventType } = tenantQuery(ctx, deliveryQueryShape);
+        const { limit, cursor, status, eventType, eventId } = tenantQuery(ctx, deliveryQueryShape);
         const answer = await call(
           deps.webhooks.listDeliveries(
             {
@@ -335,6 +335,7 @@ export const webhookRoutes: TenantRoute[] = (
               cursor,
               status: status ?? "",
               eventType: eventType ?? "",
+              eventId: eventId ?? "",
             },
             callOptionsOf(ctx),
           ),

@@ -117,11 +117,18 @@ export function expectedVersionQuery(ctx: Context): string | undefined {
 /** The delivery states a ledger query may filter by. */
 export const deliveryStatuses = ["pending", "succeeded", "awaiting_retry", "dead_lettered", "held"] as const;
 
-/** A ledger page, optionally one `status` or one exact `eventType` (an empty one filters nothing). */
+/**
+ * A ledger page, optionally one `status`, one exact `eventType` and one `eventId` (an empty one
+ * filters nothing).
+ */
 export const deliveryQueryShape = pageQueryShape.extend({
   status: z.preprocess(
     (value) => (value === "" ? undefined : value),
     z.enum(deliveryStatuses, { error: `must be one of ${deliveryStatuses.join(", ")}` }).optional(),
   ),
   eventType: z.string().meta({ maxLength: 200 }).optional(),
+  eventId: z
+    .string()
+    .meta({ maxLength: 200, description: "Only the delivery of this event (the envelope's `id`)." })
+    .optional(),
 });
