@@ -159,16 +159,36 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await expectAccessible(owner, "users with a refused invitation");
   });
 
-  it("a delivery succeeds, then dead-letters: the inbox shows the flag and its cause, with the next step for those who may act", async () => {
-    const created = await api("POST", "/webhooks", {
-      url: receiver.url,
-      description: "browser receiver",
-      eventTypes: ["booking.*"],
-    });
-    expect(created.status).toBe(201);
-    endpointId = created.body.id as string;
-    await emit("booking.created", { booking_id: "bkg_ok" });
-    await eventually("the delivery to succeed", () => receiver.requests.length === 1, 15_000);
+  it("the admin creates an endpoint and sends a test event that succeeds; a dead letter then shows in the inbox with its cause", async () => {
+    const admin = pages.admin;
+    await admin.goto("/console/webhooks/new");
+    await expectAccessible(admin, "new endpoint");
+    await admin.getByLabel("URL (https)").fill(receiver.url);
+    await admin.getByLabel("Description").fill("browser receiver");
+    await admin.getByLabel("booking.created", { exact: true }).check();
+    await admin.getByLabel("booking.cancelled", { exact: true }).check();
+    await admin.getByRole("button", { name: "Create the endpoint" }).click();
+    await admin.locator("#new-secret").waitFor();
+    expect(await textOf(admin.locator("#new-secret"))).toMatch(/^whsec_/);
+    await expectAccessible(admin, "the new endpoint's secret");
+    await admin.getByRole("link", { name: "Go to the endpoint" }).click();
+    await admin.waitForURL(/\/console\/webhooks\/ep_[0-9a-f]{24}$/);
+    endpointId = new URL(admin.url()).pathname.split("/").pop()!;
+    await expectAccessible(admin, "an endpoint");
+    await screenshots(admin, "endpoint");
+
+    await admin.getByRole("button", { name: "Send the test event" }).click();
+    await admin.waitForURL(/\/deliveries\/[^/]+$/);
+    await eventually(
+      "the test delivery to succeed",
+      async () => {
+        if (receiver.requests.length === 0) return false;
+        await admin.reload();
+        return (await textOf(admin.locator("main"))).includes("Succeeded");
+      },
+      15_000,
+    );
+    await expectAccessible(admin, "a delivery");
 
     receiver.answer(() => ({ status: 503, body: "down" }));
     await emit("booking.cancelled", { booking_id: "bkg_fail" });
@@ -183,7 +203,6 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(flagged).toMatchObject({ attentionReason: "webhook.endpoint_dead_lettered", attentionCause: "http_5xx" });
     await emit("escalation.raised", { escalation_id: "esc_1", reason_code: "escalation.customer_requested_human" });
 
-    const admin = pages.admin;
     await eventually(
       "the inbox to list the endpoint and the escalation",
       async () => {
@@ -198,7 +217,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
       `/console/webhooks/${endpointId}`,
     );
     expect(await group.getByRole("link", { name: "Resume and recover deliveries" }).getAttribute("href")).toBe(
-      `/console/webhooks/${endpointId}/recover`,
+      `/console/webhooks/${endpointId}#recover`,
     );
     await expectAccessible(admin, "attention (admin)");
     await screenshots(admin, "attention");
@@ -212,9 +231,37 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await expectAccessible(viewer, "attention (viewer)");
   });
 
-  it.todo(
-    "resume and recover in the console (dry run first), then the recovered deliveries succeed: needs the webhook pages of branch `pages`",
-  );
+  it("the admin resumes the endpoint and recovers its deliveries, counting them first; they succeed and the flag is gone", async () => {
+    const admin = pages.admin;
+    const before = receiver.requests.length;
+    receiver.answer(() => ({ status: 200, body: "ok" }));
+    await admin.goto("/console/attention");
+    await admin.getByRole("link", { name: "Resume and recover deliveries" }).click();
+    await admin.waitForURL(new RegExp(`/console/webhooks/${endpointId}#recover$`));
+    await admin.getByRole("button", { name: "Resume the endpoint" }).click();
+    await admin.getByRole("button", { name: "Pause the endpoint" }).waitFor();
+    await admin.getByRole("button", { name: "Count the deliveries to recover" }).click();
+    const count = Number(await admin.locator("#would-recover").getAttribute("data-count"));
+    expect(count).toBeGreaterThanOrEqual(1);
+    await expectAccessible(admin, "the recovery's dry run");
+    await admin.getByRole("button", { name: /^Redeliver \d+ deliver/ }).click();
+    await admin.locator("#recovery-progress").waitFor();
+    await eventually(
+      "the recovery to complete",
+      async () => {
+        await admin.reload();
+        return (await admin.locator("#recovery-progress").getAttribute("data-state")) === "completed";
+      },
+      20_000,
+    );
+    await expectAccessible(admin, "a recovery");
+    const redelivered = receiver.requests
+      .slice(before)
+      .map((request) => JSON.parse(request.body.toString("utf8")) as { type: string });
+    expect(redelivered.map((event) => event.type)).toContain("booking.cancelled");
+    await admin.goto("/console/attention");
+    expect(await textOf(admin.locator("main"))).toContain("No endpoint is paused by a dead letter.");
+  });
 
   it("the owner starts activation, a failing check stalls it: the tenant page and the inbox show it", async () => {
     const owner = pages.owner;
@@ -268,8 +315,9 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await expectAccessible(viewer, "the 403 page");
     const token = (await csrfOf(viewer))!;
     for (const [path, form] of [
-      ["/console/tenant/activation", { idempotencyKey: "forged-1" }],
+      ["/console/tenant/activation", { _idempotency: "console-forged-1" }],
       ["/console/users", { email: "mallory@example.com", role: "owner" }],
+      [`/console/webhooks/${endpointId}/pause`, { _idempotency: "console-forged-2", expectedVersion: "1" }],
     ] as const) {
       const refused = await forge(viewer, path, { _csrf: token, ...form });
       expect(refused.status()).toBe(403);
@@ -293,7 +341,15 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect((await forge(other, `/console/users/${adminId}/role`, { _csrf: token, role: "viewer" })).status()).toBe(404);
     expect((await forge(other, `/console/users/${adminId}/disable`, { _csrf: token })).status()).toBe(404);
     expect((await other.goto(`/console/webhooks/${endpointId}`))?.status()).toBe(404);
-    expect((await other.goto(`/console/webhooks/${endpointId}/recover`))?.status()).toBe(404);
+    expect((await other.goto(`/console/webhooks/${endpointId}/edit`))?.status()).toBe(404);
+    const version = String((await api("GET", `/webhooks/${endpointId}`)).body.version);
+    const pause = await forge(other, `/console/webhooks/${endpointId}/pause`, {
+      _csrf: token,
+      _idempotency: "console-other-1",
+      expectedVersion: version,
+    });
+    expect(pause.status()).toBe(404);
+    expect((await api("GET", `/webhooks/${endpointId}`)).body).toMatchObject({ paused: false });
     const after = (await stack.admin("user", "list", "--tenant", tenant)).users as { email: string; role: string }[];
     expect(after.find((user) => user.email === "admin@example.com")).toMatchObject({ role: "admin" });
   });
@@ -409,7 +465,27 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(new URL(pages.viewer.url()).pathname).toBe("/console/login");
   });
 
-  it.todo(
-    "with JavaScript off, create and pause an endpoint through plain forms: needs the webhook pages of branch `pages`",
-  );
+  it("with JavaScript off, plain forms create an endpoint and pause it", async () => {
+    const page = await newPage({ javaScriptEnabled: false });
+    await page.goto("/console/login");
+    await page.getByLabel("Tenant id").fill(tenant);
+    await page.getByLabel("Email").fill("admin@example.com");
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(/\/console$/);
+    await page.goto("/console/webhooks/new");
+    await page.getByLabel("URL (https)").fill(`${receiver.url}?js=off`);
+    await page.getByLabel("Description").fill("created without JavaScript");
+    await page.getByLabel("booking.created", { exact: true }).check();
+    await page.getByRole("button", { name: "Create the endpoint" }).click();
+    await page.getByRole("link", { name: "Go to the endpoint" }).click();
+    await page.waitForURL(/\/console\/webhooks\/ep_[0-9a-f]{24}$/);
+    const id = new URL(page.url()).pathname.split("/").pop()!;
+    await page.getByRole("button", { name: "Pause the endpoint" }).click();
+    await page.getByRole("button", { name: "Resume the endpoint" }).waitFor();
+    expect((await api("GET", `/webhooks/${id}`)).body).toMatchObject({
+      paused: true,
+      description: "created without JavaScript",
+    });
+  });
 });

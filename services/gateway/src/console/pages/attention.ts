@@ -142,7 +142,7 @@ function endpointGroups(flagged: FlaggedEndpoint[], viewer: ConsoleViewer): Safe
                 <span class="muted">paused since ${time(endpoint.since)}</span>
                 ${
                   canAct
-                    ? html`<a class="next-step" href="/console/webhooks/${endpoint.id}/recover"
+                    ? html`<a class="next-step" href="/console/webhooks/${endpoint.id}#recover"
                         >Resume and recover deliveries</a
                       >`
                     : html`<span class="muted">An admin or owner can resume it.</span>`

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { TenantPlan } from "@platform/proto/notify/v1";
 import type { ActivationManifest, Capability } from "@platform/proto/notify/v1/activation";
 import type { ActivityItem } from "@platform/proto/notify/v1/projections";
@@ -6,9 +5,9 @@ import type { UsageMonth } from "@platform/proto/notify/v1/usage";
 import { roleReaches, type ConsoleViewer } from "../../domain/console-role.js";
 import { callService } from "../../http/api-error.js";
 import { html, type SafeHtml } from "../html.js";
-import { csrfField, time } from "../layout.js";
+import { csrfField, idempotencyField, time } from "../layout.js";
 import { ConsolePageError } from "../page-error.js";
-import { page, redirect, type SignedInConsoleRoute, type SignedInRequest } from "../route.js";
+import { formIdempotencyKey, page, redirect, type SignedInConsoleRoute, type SignedInRequest } from "../route.js";
 
 const ACTIVITY_LIMIT = 50;
 
@@ -91,8 +90,7 @@ function activationSection(
     ${
       canResume &&
       html`<form method="post" action="/console/tenant/activation">
-        ${csrfField(request.csrfToken)}
-        <input type="hidden" name="idempotencyKey" value="${randomUUID()}" />
+        ${csrfField(request.csrfToken)} ${idempotencyField()}
         <button type="submit">${manifest.state === "provisioning" ? "Start activation" : "Resume activation"}</button>
       </form>`
     }
@@ -217,7 +215,7 @@ export const tenantRoutes: SignedInConsoleRoute[] = [
     role: "owner",
     summary: "Starts or resumes activation (idempotent per form).",
     async handle({ viewer, call, form }, deps) {
-      const idempotencyKey = form.get("idempotencyKey") || randomUUID();
+      const idempotencyKey = formIdempotencyKey(form);
       const { manifest } = await callService(
         deps.notify.startActivation({ tenantId: viewer.tenantId, idempotencyKey }, call),
         { idempotencyKey, howToCheck: "Reload the tenant page to see the activation state" },

@@ -154,6 +154,7 @@ export const userRoutes: SignedInConsoleRoute[] = [
         const url = `${consoleOriginOf(request.ctx, deps.settings)}/console/invitation/${token}`;
         // Not a redirect: the link exists only in this answer (the store keeps its digest).
         return usersPage(request, deps, {
+          status: 201,
           before: html`<div class="flash success" role="status">
             <p>${user.email} is invited as ${user.role}. Send them this one-time link; it is not shown again.</p>
             <p><label for="invitation-link">Invitation link (valid until ${time(user.invitationExpiresAt)})</label></p>
