@@ -297,6 +297,10 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(await textOf(main)).toContain("capability.credentials_revoked");
     expect(await textOf(main)).toContain("webhook.endpoint_dead_lettered");
     expect(await textOf(main)).toContain("Soft cap: 850,000 of 800,000 tokens");
+    const activity = await textOf(owner.locator("#activity-heading + .table-scroll"));
+    // Console actions name their user (actor console:<userId>, shown by email).
+    expect(activity).toMatch(/webhook\.endpoint_created[^\n]*admin@example\.com/);
+    expect(activity).toMatch(/webhook\.endpoint_resumed[^\n]*admin@example\.com/);
     await expectAccessible(owner, "tenant");
     await screenshots(owner, "tenant");
 

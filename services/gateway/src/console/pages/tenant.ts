@@ -2,6 +2,7 @@ import { TenantPlan } from "@platform/proto/notify/v1";
 import type { ActivationManifest, Capability } from "@platform/proto/notify/v1/activation";
 import type { ActivityItem } from "@platform/proto/notify/v1/projections";
 import type { UsageMonth } from "@platform/proto/notify/v1/usage";
+import type { ConsoleUser } from "../../db/console-store.js";
 import { roleReaches, type ConsoleViewer } from "../../domain/console-role.js";
 import { callService } from "../../http/api-error.js";
 import { html, type SafeHtml } from "../html.js";
@@ -98,7 +99,7 @@ function activationSection(
     ${
       capabilities.length === 0
         ? html`<p>No capability has been checked.</p>`
-        : html`<div class="table-scroll">
+        : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="capabilities-heading">
             <table aria-labelledby="capabilities-heading">
               <thead>
                 <tr>
@@ -126,9 +127,22 @@ function activationSection(
     }`;
 }
 
-function activitySection(items: ActivityItem[]): SafeHtml {
+/**
+ * Who did it, as people read it: a console user by their email (the actor `console:<userId>`
+ * resolved against the tenant's users, or `console:<email>` as it is), an API key by its id, any
+ * other actor as it is; "—" when the event names nobody.
+ */
+export function actorText(actor: string, users: readonly ConsoleUser[]): string {
+  if (!actor) return "—";
+  const [kind, id = ""] = actor.split(/:(.*)/s);
+  if (kind === "console") return users.find((user) => user.userId === id)?.email ?? id;
+  if (kind === "api_key") return `API key ${id}`;
+  return actor;
+}
+
+function activitySection(items: ActivityItem[], users: readonly ConsoleUser[]): SafeHtml {
   if (items.length === 0) return html`<p>No activity yet.</p>`;
-  return html`<div class="table-scroll">
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="activity-heading">
     <table aria-labelledby="activity-heading">
       <thead>
         <tr>
@@ -136,6 +150,7 @@ function activitySection(items: ActivityItem[]): SafeHtml {
           <th scope="col">Event</th>
           <th scope="col">About</th>
           <th scope="col">State or reason</th>
+          <th scope="col">By</th>
         </tr>
       </thead>
       <tbody>
@@ -146,6 +161,7 @@ function activitySection(items: ActivityItem[]): SafeHtml {
               <td><code>${item.type}</code></td>
               <td>${item.subjectKind} <code>${item.subjectId}</code></td>
               <td>${[item.state, item.reasonCode].filter(Boolean).join(" · ") || "—"}</td>
+              <td>${actorText(item.actor, users)}</td>
             </tr>`,
         )}
       </tbody>
@@ -183,12 +199,13 @@ export const tenantRoutes: SignedInConsoleRoute[] = [
     async handle(request, deps) {
       const { viewer, call } = request;
       const tenantId = viewer.tenantId;
-      const [{ tenant }, { usage }, { manifest }, { capabilities }, { items }] = await Promise.all([
+      const [{ tenant }, { usage }, { manifest }, { capabilities }, { items }, users] = await Promise.all([
         callService(deps.notify.getTenant({ tenantId }, call)),
         callService(deps.notify.getUsage({ tenantId }, call)),
         callService(deps.notify.getActivation({ tenantId }, call)),
         callService(deps.notify.getCapabilities({ tenantId }, call)),
         callService(deps.projections.listActivity({ tenantId, limit: ACTIVITY_LIMIT, cursor: "" }, call)),
+        deps.store.listUsers(tenantId),
       ]);
       if (!tenant) throw new ConsolePageError(404, "Not found", "This tenant no longer exists.");
       return page(
@@ -204,7 +221,7 @@ export const tenantRoutes: SignedInConsoleRoute[] = [
           </section>
           <section aria-labelledby="activity-heading">
             <h2 id="activity-heading">Activity (latest ${ACTIVITY_LIMIT})</h2>
-            ${activitySection(items)}
+            ${activitySection(items, users)}
           </section>`,
       );
     },
