@@ -448,7 +448,7 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
     });
   });
 
-  it("exports spans to tracing.otlpEndpoint with the sampler settings, and sets no OTEL variable without an endpoint", async () => {
+  it("exports spans to tracing.otlpEndpoint with the sampler settings and each service's name, and sets no OTEL variable without an endpoint", async () => {
     const otelOf = (objects: K8sObject[], service: string) =>
       Object.fromEntries(
         (deploymentOf(objects, service).spec.template.spec.containers[0].env as { name: string; value?: string }[])
@@ -461,8 +461,15 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
         OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector.observability:4318",
         OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
         OTEL_TRACES_SAMPLER_ARG: "0.25",
+        // tracing.serviceNames overrides a service's name (all-on-values.yaml: notify only).
+        OTEL_SERVICE_NAME: service === "notify" ? "notify-eu" : service,
       });
     }
+    // The chart's own OTEL_* variables cannot also be set through a service's env map (no duplicates).
+    for (const name of ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME"]) {
+      await expect(render(sets(`catalog.env.${name}=x`)), name).rejects.toThrow(`invalid propertyName '${name}'`);
+    }
+    await expect(render(sets("tracing.serviceNames.mailer=x"))).rejects.toThrow("mailer");
     // What the chart sets is what every service's configuration accepts.
     const { loadConfig } = (await import(join(root, "packages", "service-kit", "dist", "src", "config.js"))) as {
       loadConfig: (schema: unknown, env: Record<string, string>) => Record<string, unknown>;
@@ -477,6 +484,7 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector.observability:4318",
       OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
       OTEL_TRACES_SAMPLER_ARG: 0.25,
+      OTEL_SERVICE_NAME: "notify-eu",
     });
     await expect(render(sets("tracing.sampler=sometimes"))).rejects.toThrow("tracing.sampler");
     await expect(render(sets("tracing.otlpEndpoint=collector:4318"))).rejects.toThrow("tracing.otlpEndpoint");

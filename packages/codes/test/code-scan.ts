@@ -46,6 +46,13 @@ export const internalEventTypes: readonly string[] = [
   "webhook.endpoint_resumed",
   "webhook.endpoint_recovery_started",
   "webhook.endpoint_recovery_finished",
+  "webhook.endpoint_created",
+  "webhook.endpoint_updated",
+  "webhook.endpoint_deleted",
+  "webhook.endpoint_paused",
+  "webhook.endpoint_secret_rotated",
+  "webhook.delivery_redriven",
+  "webhook.test_delivery_sent",
 ];
 
 /** The webhook event catalog's types, read from its source (services/webhooks/src/domain/event-catalog.ts). */

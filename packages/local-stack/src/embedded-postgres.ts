@@ -1,10 +1,19 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type AddressInfo } from "node:net";
 import { arch, platform, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
+import { EmbeddedPostgresError } from "./embedded-postgres-error.js";
+import {
+  postgresUser,
+  reachableBinaries,
+  reachableDatabaseDir,
+  type PostgresBinaries,
+  type PostgresUser,
+} from "./postgres-user-access.js";
+
+export { EmbeddedPostgresError } from "./embedded-postgres-error.js";
 
 /**
  * An embedded Postgres: the binaries of the `embedded-postgres` package's platform package,
@@ -15,9 +24,10 @@ import { promisify } from "node:util";
  * postmaster exits early (the cause is only in a log nobody kept), its stop waits forever for a
  * postmaster that has already exited, and importing it installs SIGINT/SIGTERM handlers that exit
  * the process with 130/143 once its servers are down, whatever the importer wanted to do first.
+ *
+ * As root it runs as the OS user "postgres", with its binaries and data where that user can
+ * reach them (postgres-user-access.ts).
  */
-
-const run = promisify(execFile);
 
 export const EMBEDDED_USER = "postgres";
 export const EMBEDDED_PASSWORD = "postgres";
@@ -26,23 +36,6 @@ const HOST = "127.0.0.1";
 const PORT_ATTEMPTS = 5;
 /** How many of the postmaster's last log lines an error carries. */
 const LOG_TAIL = 30;
-
-/** The embedded Postgres did not initialise or start; the message carries the postmaster's own words. */
-export class EmbeddedPostgresError extends Error {
-  override name = "EmbeddedPostgresError";
-  constructor(
-    message: string,
-    /** The port it was started on (undefined for initdb). */
-    readonly port: number | undefined,
-    /** The last lines the process logged. */
-    readonly log: string[],
-    /** True when the port was taken by another socket (a listener, or a connection's local port). */
-    readonly portInUse = false,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
 
 /**
  * A TCP port nothing on 127.0.0.1 uses right now, chosen by the kernel (bind to port 0, read the
@@ -61,11 +54,11 @@ export function freePort(): Promise<number> {
 }
 
 /** The platform package's binaries (embedded-postgres depends on one per platform, optionally). */
-async function binaries(): Promise<{ postgres: string; initdb: string }> {
+async function binaries(): Promise<PostgresBinaries> {
   const os = platform() === "win32" ? "windows" : platform();
   const name = `@embedded-postgres/${os}-${arch()}`;
   try {
-    return (await import(name)) as { postgres: string; initdb: string };
+    return (await import(name)) as PostgresBinaries;
   } catch (error) {
     throw new EmbeddedPostgresError(
       `no embedded Postgres for ${platform()}-${arch()}: ${name} is not installed ` +
@@ -76,35 +69,6 @@ async function binaries(): Promise<{ postgres: string; initdb: string }> {
       false,
       { cause: error },
     );
-  }
-}
-
-const asRoot = () => process.getuid?.() === 0;
-
-/**
- * Postgres refuses to run as root. As root (containers, CI) it runs as the OS user "postgres",
- * created when missing; another process creating it at the same moment is fine.
- */
-async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
-  if (!asRoot()) return undefined;
-  const lookUp = async () => ({
-    uid: Number((await run("id", ["-u", EMBEDDED_USER])).stdout.trim()),
-    gid: Number((await run("id", ["-g", EMBEDDED_USER])).stdout.trim()),
-  });
-  try {
-    return await lookUp();
-  } catch {
-    await run("groupadd", [EMBEDDED_USER]).catch(() => undefined);
-    await run("useradd", ["-g", EMBEDDED_USER, EMBEDDED_USER]).catch(() => undefined);
-    return lookUp().catch((error: unknown) => {
-      throw new EmbeddedPostgresError(
-        `running as root, Postgres needs an OS user "${EMBEDDED_USER}" and none could be created`,
-        undefined,
-        [],
-        false,
-        { cause: error },
-      );
-    });
   }
 }
 
@@ -140,11 +104,9 @@ function causeOf(lines: string[]): string {
   return chosen.map((line) => line.replace(/^.*?\b(LOG|WARNING|FATAL|PANIC|ERROR|HINT|DETAIL):\s+/, "$1: ")).join("; ");
 }
 
-/** Runs initdb in databaseDir (created, owned by the postgres user when running as root). */
-async function initialise(databaseDir: string, owner: { uid: number; gid: number } | undefined): Promise<void> {
-  const { initdb } = await binaries();
+/** Runs initdb in databaseDir (created here, or by reachableDatabaseDir when running as root). */
+async function initialise(initdb: string, databaseDir: string, owner: PostgresUser | undefined): Promise<void> {
   await mkdir(databaseDir, { recursive: true, mode: 0o700 });
-  if (owner) await chown(databaseDir, owner.uid, owner.gid);
   const passwordDir = await mkdtemp(join(tmpdir(), "embedded-pg-"));
   const passwordFile = join(passwordDir, "password");
   try {
@@ -161,7 +123,7 @@ async function initialise(databaseDir: string, owner: { uid: number; gid: number
         "--encoding=UTF8",
         "--locale=C",
       ],
-      { ...owner, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"] },
+      { ...owner, cwd: databaseDir, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"] },
     );
     child.stdout.on("data", (chunk: Buffer) => output.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => output.push(chunk));
@@ -190,6 +152,8 @@ export interface EmbeddedPostgres {
   readonly port: number;
   /** `postgres://postgres:postgres@127.0.0.1:<port>/postgres` */
   readonly url: string;
+  /** Where its cluster is: the databaseDir asked for, or (as root) where that links to. */
+  readonly databaseDir: string;
   /** Starts it again on the same port after stop(); rejects with EmbeddedPostgresError. */
   start(): Promise<void>;
   /** Fast shutdown; resolves once the postmaster has exited, at once when it is not running. */
@@ -201,8 +165,10 @@ export interface EmbeddedPostgresOptions {
   databaseDir: string;
   /** 0 or absent: a free port chosen by the kernel, another one tried when it was taken meanwhile. */
   port?: number;
-  /** Called before a new cluster is initialised (that takes a few seconds). */
-  onInitialise?: () => void;
+  /** Called with where the cluster will be before a new one is initialised (that takes a few seconds). */
+  onInitialise?: (databaseDir: string) => void;
+  /** Told, as root, when the binaries or the data are put elsewhere because the postgres user cannot reach them. */
+  onNotice?: (line: string) => void;
   /** Every line the postmaster logs. */
   onLog?: (line: string) => void;
   /** Where "any free port" comes from; tests replace it to provoke a collision. */
@@ -216,13 +182,14 @@ export interface EmbeddedPostgresOptions {
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const owner = await postgresUser();
-  // As root the postgres user must be able to reach its directory (mkdtemp makes 0700 ones).
-  if (owner) await chmod(dirname(options.databaseDir), 0o755);
-  if (!existsSync(join(options.databaseDir, "PG_VERSION"))) {
-    options.onInitialise?.();
-    await initialise(options.databaseDir, owner);
+  const notice = options.onNotice ?? (() => undefined);
+  const found = await binaries();
+  const { postgres, initdb } = owner ? await reachableBinaries(owner, found, notice) : found;
+  const databaseDir = owner ? await reachableDatabaseDir(owner, options.databaseDir, notice) : options.databaseDir;
+  if (!existsSync(join(databaseDir, "PG_VERSION"))) {
+    options.onInitialise?.(databaseDir);
+    await initialise(initdb, databaseDir, owner);
   }
-  const { postgres } = await binaries();
 
   let child: ChildProcess | undefined;
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
@@ -238,7 +205,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         postgres,
         [
           "-D",
-          options.databaseDir,
+          databaseDir,
           "-p",
           String(port),
           "-c",
@@ -251,7 +218,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         ],
         // Its own process group: a Ctrl-C at the terminal reaches the supervisor, which stops the
         // services first and Postgres after them, not the postmaster directly.
-        { ...owner, detached: true, env: { ...process.env, LC_ALL: "C" }, stdio: ["ignore", "pipe", "pipe"] },
+        {
+          ...owner,
+          cwd: databaseDir,
+          detached: true,
+          env: { ...process.env, LC_ALL: "C" },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
       );
       child = started;
       const fail = (reason: string, error?: Error) => {
@@ -259,7 +232,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         const portInUse = log.lines.some((line) => /could not bind .*Address already in use/.test(line));
         reject(
           new EmbeddedPostgresError(
-            `embedded Postgres in ${options.databaseDir} did not start on ${HOST}:${port} (${reason})` +
+            `embedded Postgres in ${databaseDir} did not start on ${HOST}:${port} (${reason})` +
               `${portInUse ? `: port ${port} is in use by another socket` : ""}: ${causeOf(log.lines)}` +
               `\n--- postmaster log ---\n${log.lines.join("\n")}`,
             port,
@@ -307,6 +280,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   return {
     port,
     url: `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@${HOST}:${port}/postgres`,
+    databaseDir,
     async start() {
       if (!running()) await startOn(port);
     },

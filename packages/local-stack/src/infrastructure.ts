@@ -48,7 +48,8 @@ async function postgresAnswers(url: string): Promise<boolean> {
 /**
  * DATABASE_URL when set; else the Postgres on probeUrl (127.0.0.1:5432) when it answers, with the
  * database `platform` created if missing; else an embedded Postgres with its data under
- * dataDir/postgres (kept between runs) on embeddedPort (0: any free port).
+ * dataDir/postgres (kept between runs; as root in a private directory, where that links to)
+ * on embeddedPort (0: any free port).
  */
 export async function provisionPostgres(options: {
   databaseUrl: string | undefined;
@@ -67,7 +68,8 @@ export async function provisionPostgres(options: {
     server = await startEmbeddedPostgres({
       databaseDir: join(options.dataDir, "postgres"),
       port: options.embeddedPort,
-      onInitialise: () => options.log(`initialising an embedded Postgres in ${join(options.dataDir, "postgres")}`),
+      onInitialise: (databaseDir) => options.log(`initialising an embedded Postgres in ${databaseDir}`),
+      onNotice: options.log,
     });
   } catch (error) {
     if (error instanceof EmbeddedPostgresError && error.portInUse) {

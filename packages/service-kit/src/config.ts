@@ -83,8 +83,10 @@ export function parseDuration(text: string): number | undefined {
 
 /**
  * What every process reads: log level and its shutdown timings (shutdown.ts): how long it goes on
- * serving, not ready, after SIGTERM (0 locally, where no load balancer has to notice; the chart
- * sets 5 s), then how long in-flight work may take.
+ * serving, not ready, after SIGTERM (0 by default: locally nothing routes by readiness, and the
+ * gateways' round_robin clients leave a process at its GOAWAY, not at NOT_SERVING; the chart sets
+ * 5 s for kube-proxy, the ingress and DNS; docs/operations.md, Shutdown), then how long in-flight
+ * work may take.
  */
 export const processSettings = {
   LOG_LEVEL: env.logLevel(),

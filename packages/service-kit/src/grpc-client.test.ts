@@ -24,13 +24,21 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import { CLIENT_CHANNEL_OPTIONS, createChannel, createClient, GrpcCallError, grpcTarget } from "./grpc-client.js";
 import { HealthChecker } from "./grpc-health.js";
-import { createGrpcInstrumentation, ERROR_CODE_METADATA, REQUEST_ID_METADATA, startGrpcServer } from "./grpc-server.js";
+import {
+  ACTOR_METADATA,
+  createGrpcInstrumentation,
+  ERROR_CODE_METADATA,
+  REQUEST_ID_METADATA,
+  startGrpcServer,
+} from "./grpc-server.js";
 
 /** What the server saw of one call: its method, request id metadata and the client's address. */
 interface Seen {
   method: string;
   requestId: unknown;
   peer: string;
+  /** The x-actor metadata, when the call carried one. */
+  actor: unknown;
 }
 
 const pet = (id: string, name: string) => ({ id, name, categoryId: "1", status: 1 });
@@ -38,7 +46,12 @@ const pet = (id: string, name: string) => ({ id, name, categoryId: "1", status: 
 /** A real grpc-js server on port 0 serving two services, as the services serve theirs. */
 async function startServer(seen: Seen[]): Promise<{ server: Server; address: string }> {
   const record = (method: string, call: ServerUnaryCall<unknown, unknown>) =>
-    seen.push({ method, requestId: call.metadata.get(REQUEST_ID_METADATA)[0], peer: call.getPeer() });
+    seen.push({
+      method,
+      requestId: call.metadata.get(REQUEST_ID_METADATA)[0],
+      peer: call.getPeer(),
+      actor: call.metadata.get(ACTOR_METADATA)[0],
+    });
   const catalog: UntypedServiceImplementation = {
     getPet(call: ServerUnaryCall<GetPetRequest, GetPetResponse>, callback: sendUnaryData<GetPetResponse>) {
       record("getPet", call);
@@ -108,6 +121,20 @@ describe("createClient: typed calls over a real gRPC server", () => {
       expect(seen.slice(-2).map(({ method, requestId }) => ({ method, requestId }))).toEqual([
         { method: "getPet", requestId: "req-get-7" },
         { method: "listPets", requestId: "req-list" },
+      ]);
+    } finally {
+      catalog.close();
+    }
+  });
+
+  it("sends the actor of a call made for a person as x-actor metadata, and none otherwise", async () => {
+    const catalog = createClient(CatalogServiceService, address, { timeoutMs: 5_000 });
+    try {
+      await catalog.getPet({ id: "7" }, { requestId: "req-actor", actor: "console:usr_0123456789abcdef01234567" });
+      await catalog.getPet({ id: "7" }, { requestId: "req-no-actor" });
+      expect(seen.slice(-2).map(({ requestId, actor }) => ({ requestId, actor }))).toEqual([
+        { requestId: "req-actor", actor: "console:usr_0123456789abcdef01234567" },
+        { requestId: "req-no-actor", actor: undefined },
       ]);
     } finally {
       catalog.close();

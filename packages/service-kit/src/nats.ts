@@ -12,6 +12,7 @@ import {
   type JsMsg,
   type NatsConnection,
   type StreamConfig,
+  type Subscription,
 } from "nats";
 import type { Logger } from "pino";
 
@@ -137,7 +138,12 @@ export async function ensureDurableConsumer(
 }
 
 export interface PullLoop {
-  /** Stops the fetch in progress and resolves once the loop has ended. */
+  /**
+   * Stops pulling and resolves once the loop has ended: the messages already handed to
+   * `onMessages` are its to finish; every message fetched but not handed over yet (buffered, or
+   * still on its way from the server) is given back at once with `nak`, so another process gets
+   * it now instead of after the consumer's ack wait.
+   */
   stop(): Promise<void>;
 }
 
@@ -159,7 +165,7 @@ export function startPullLoop(options: {
   onMessages(messages: AsyncIterable<JsMsg>): Promise<void>;
 }): PullLoop {
   let running = true;
-  let current: ConsumerMessages | undefined;
+  let current: FetchHandOver | undefined;
   let stopWait: (() => void) | undefined;
   const loop = (async () => {
     let failures = 0;
@@ -167,11 +173,14 @@ export function startPullLoop(options: {
     while (running) {
       try {
         consumer ??= await options.js.consumers.get(options.stream, options.consumer);
-        current = await consumer.fetch({ max_messages: options.batchSize, expires: options.expiresMs });
-        if (!running) current.stop();
-        await options.onMessages(current);
+        current = handOver(await consumer.fetch({ max_messages: options.batchSize, expires: options.expiresMs }));
+        if (!running) current.giveBack();
+        await options.onMessages(current.messages);
+        await current.done;
         failures = 0;
       } catch (error) {
+        // A failed fetch, or a handler that threw: what the fetch still holds goes back now.
+        current?.giveBack();
         failures += 1;
         consumer = undefined;
         if (!running) break;
@@ -191,9 +200,78 @@ export function startPullLoop(options: {
   return {
     async stop() {
       running = false;
-      current?.stop();
+      const given = current?.giveBack() ?? 0;
       stopWait?.();
       await loop;
+      if (given > 0) options.logger.info({ given }, `stopping: gave back ${options.what} fetched but not handled`);
+    },
+  };
+}
+
+/** One fetch's messages as the loop hands them over, and the means to give back the rest. */
+interface FetchHandOver {
+  /** The messages in the order they came, one at a time as the handler asks for them. */
+  messages: AsyncIterable<JsMsg>;
+  /**
+   * Ends the fetch: no more pulling; each message not handed over yet is nak'ed now, and so is
+   * each one still arriving (the fetch's subscription is drained, so a message the server sent
+   * before it saw the unsubscribe is not dropped to wait out the ack wait). Returns how many it
+   * gave back at once.
+   */
+  giveBack(): number;
+  /** Settles when the fetch has ended (rejects when it failed). */
+  done: Promise<void>;
+}
+
+function handOver(fetched: ConsumerMessages): FetchHandOver {
+  const queue: JsMsg[] = [];
+  let givingBack = false;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const done = (async () => {
+    try {
+      for await (const msg of fetched) {
+        if (givingBack) msg.nak();
+        else queue.push(msg);
+        wake?.();
+      }
+    } finally {
+      ended = true;
+      wake?.();
+    }
+  })();
+  done.catch(() => undefined); // awaited by the loop; never an unhandled rejection
+  async function* messages(): AsyncIterable<JsMsg> {
+    for (;;) {
+      const msg = queue.shift();
+      if (msg !== undefined) {
+        yield msg;
+        continue;
+      }
+      if (ended) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+    await done;
+  }
+  return {
+    messages: messages(),
+    done,
+    giveBack() {
+      if (givingBack) return 0;
+      givingBack = true;
+      const left = queue.splice(0);
+      for (const msg of left) msg.nak();
+      // The fetch's own subscription (nats.js keeps it as `sub`): draining it unsubscribes, then
+      // delivers what the server had sent until then, then ends the fetch's iterator.
+      const sub = (fetched as unknown as { sub?: Subscription }).sub;
+      if (sub !== undefined && !sub.isClosed()) {
+        sub.drain().catch(() => fetched.stop());
+      } else {
+        fetched.stop();
+      }
+      wake?.();
+      return left.length;
     },
   };
 }

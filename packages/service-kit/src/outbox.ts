@@ -18,7 +18,7 @@ import type { Knex } from "knex";
 import { headers as natsHeaders, type JetStreamClient } from "nats";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
-import { TRACEPARENT } from "./tracing.js";
+import { TRACEPARENT, withTraceId } from "./tracing.js";
 
 export const outboxTable = "outbox";
 
@@ -196,7 +196,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     : "";
   const dueBindings = keep ? [options.republishAfterMs!] : [];
 
-  async function pass(): Promise<number> {
+  async function pass(): Promise<OutboxRow[]> {
     return options.db.transaction(async (trx) => {
       const rows = (
         await trx.raw<{ rows: OutboxRow[] }>(
@@ -204,7 +204,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           [...dueBindings, batchSize],
         )
       ).rows;
-      if (rows.length === 0) return 0;
+      if (rows.length === 0) return rows;
       await Promise.all(
         rows.map((row) => {
           let headers;
@@ -225,8 +225,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       );
       if (keep) await published.update({ published_at: trx.fn.now() });
       else await published.delete();
-      return rows.length;
+      return rows;
     });
+  }
+
+  /** At debug level, one line per published event, with the trace id of the change that wrote it. */
+  function logPublished(rows: OutboxRow[]): void {
+    if (!options.logger.isLevelEnabled("debug")) return;
+    for (const row of rows) {
+      withTraceId(options.logger, row.traceparent ?? undefined).debug(
+        { eventId: row.event_id, subject: row.subject },
+        "event published",
+      );
+    }
   }
 
   const loop = (async () => {
@@ -234,8 +245,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     while (running) {
       kicked = false;
       try {
-        const count = await pass();
+        const rows = await pass();
+        const count = rows.length;
         if (count > 0) published?.inc(count);
+        logPublished(rows);
         if (failures > 0) options.logger.info({ failures }, "outbox relay recovered");
         failures = 0;
         if (count === batchSize) continue; // more may be waiting

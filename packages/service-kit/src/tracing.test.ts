@@ -9,7 +9,9 @@ import {
   traceIdOf,
   traceparentOf,
   tracingSettings,
+  withTraceId,
 } from "./tracing.js";
+import { createLogger } from "./logger.js";
 
 const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -95,5 +97,22 @@ describe("tracing on", () => {
     expect(() => loadConfig(z.object(tracingSettings), { OTEL_TRACES_SAMPLER: "sometimes" })).toThrow(
       "OTEL_TRACES_SAMPLER",
     );
+  });
+});
+
+describe("withTraceId", () => {
+  it("binds trace_id to every line of the traced work, and leaves an untraced logger as it is", () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger("test", "debug", {
+      write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>),
+    });
+    withTraceId(logger, valid).info({ eventId: "evt_1" }, "one");
+    withTraceId(logger, valid).debug("two");
+    expect(withTraceId(logger, undefined)).toBe(logger);
+    expect(withTraceId(logger, "00-garbage")).toBe(logger);
+    expect(lines.map((l) => [l.msg, l.trace_id])).toEqual([
+      ["one", "4bf92f3577b34da6a3ce929d0e0e4736"],
+      ["two", "4bf92f3577b34da6a3ce929d0e0e4736"],
+    ]);
   });
 });

@@ -9,6 +9,7 @@ import {
   type SpanContext,
   type Tracer,
 } from "@opentelemetry/api";
+import type { Logger } from "pino";
 import { z } from "zod";
 
 export { SpanKind, SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
@@ -138,6 +139,18 @@ export function traceparentOf(span: Span | undefined): string | undefined {
 /** The trace id of a traceparent, for log lines (`trace_id`); undefined when there is none. */
 export function traceIdOf(traceparent: string | undefined): string | undefined {
   return parseTraceparent(traceparent)?.traceId;
+}
+
+/**
+ * The logger for the lines written while handling one traced thing outside an HTTP request (an
+ * event's fan-out, a delivery attempt, a projected event, a relayed outbox row): `logger` with
+ * `trace_id` bound, or `logger` itself when there is no trace context (tracing off and nothing
+ * incoming). Bound once where the span starts, so every line of that work carries it; a pino child
+ * formats nothing until a line is written at an enabled level.
+ */
+export function withTraceId(logger: Logger, traceparent: string | undefined): Logger {
+  const traceId = traceIdOf(traceparent);
+  return traceId ? logger.child({ trace_id: traceId }) : logger;
 }
 
 /**

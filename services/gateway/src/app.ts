@@ -126,6 +126,9 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   const app = new Koa();
   app.silent = true; // errors are logged by handleErrorsAndLog, with the request id
   app.proxy = deps.trustProxy ?? false;
+  // Behind one trusted proxy: the client address is the last X-Forwarded-For entry (the one the
+  // proxy appended), never an earlier one a client could have written itself.
+  app.maxIpsCount = 1;
 
   const operational = new Router(EXACT_ROUTES);
   operational.get("/healthz", (ctx) => {

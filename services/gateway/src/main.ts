@@ -122,6 +122,21 @@ async function main() {
   const consoleStore = createConsoleStore(db);
   // Console links are the one mutation the gateway owns: it purges its own expired Idempotency-Keys.
   const purgeIdempotencyKeys = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
+  // Ended sessions, used links and old throttle windows are kept a week, then deleted.
+  const purgeConsole = setInterval(() => {
+    consoleStore
+      .purgeExpired({
+        absoluteMs: config.CONSOLE_SESSION_ABSOLUTE,
+        windowMs: config.CONSOLE_LOGIN_WINDOW,
+        keepMs: 7 * 86_400_000,
+      })
+      .then(
+        (purged) =>
+          purged > 0 && logger.info({ purged }, "expired console sessions, links and throttle windows purged"),
+        (error: unknown) => logger.warn({ err: error }, "console purge failed; will retry"),
+      );
+  }, config.IDEMPOTENCY_PURGE_INTERVAL);
+  purgeConsole.unref();
   const app = createGatewayApp({
     catalog,
     notify,
@@ -187,6 +202,7 @@ async function main() {
       await metrics.close();
       clearInterval(evictIdleBuckets);
       purgeIdempotencyKeys.stop();
+      clearInterval(purgeConsole);
       catalog.close();
       catalogHealth.close();
       notify.close();

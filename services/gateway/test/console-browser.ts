@@ -61,6 +61,12 @@ export class ConsoleBrowser {
     return { status: res.status, headers: res.headers, text, location: res.headers.get("location") ?? "" };
   }
 
+  /** The origin the browser is on: https when a proxy in front says so (X-Forwarded-Proto). */
+  origin(): string {
+    const url = new URL(this.baseUrl());
+    return this.headers["x-forwarded-proto"] === "https" ? `https://${url.host}` : url.origin;
+  }
+
   get(path: string, headers?: Record<string, string>): Promise<Page> {
     return this.request("GET", path, { headers });
   }
@@ -69,7 +75,7 @@ export class ConsoleBrowser {
   post(path: string, form: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<Page> {
     return this.request("POST", path, {
       form: { _csrf: this.csrf, ...form },
-      headers: { origin: new URL(this.baseUrl()).origin, "sec-fetch-site": "same-origin", ...headers },
+      headers: { origin: this.origin(), "sec-fetch-site": "same-origin", ...headers },
     });
   }
 }

@@ -281,6 +281,33 @@ describe("console webhook pages", () => {
     expect((await admin.get(`/console/webhooks/${endpoint.id}`)).text).not.toContain("whsec_");
   });
 
+  it("counts a rotation's password against the sign-in throttle: over the limit it answers 429, so does sign-in", async () => {
+    const endpoint = await createEndpoint();
+    const { browser: rotator } = await signedInUser("rotator@example.com", "admin");
+    const form = await rotator.get(`/console/webhooks/${endpoint.id}/rotate-secret`);
+    const fields = formFields(form, "rotate-form");
+    // CONSOLE_LOGIN_ACCOUNT_LIMIT is 5 by default.
+    for (let i = 0; i < 5; i++) {
+      const wrong = await rotator.post(`/console/webhooks/${endpoint.id}/rotate-secret`, {
+        ...fields,
+        password: `guess ${i} is wrong`,
+      });
+      expect(wrong.status).toBe(400);
+    }
+    const throttled = await rotator.post(`/console/webhooks/${endpoint.id}/rotate-secret`, { ...fields, password });
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(throttled.text).not.toContain("whsec_");
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).body).toMatchObject({
+      version: 1,
+      previousSecretExpiresAt: null,
+    });
+    const signIn = new ConsoleBrowser(() => stack.url);
+    await signIn.get("/console/login");
+    const refused = await signIn.post("/console/login", { tenant, email: "rotator@example.com", password });
+    expect(refused.status).toBe(429);
+  });
+
   it("sends a test event from the catalog and shows the receiver's answer; copy as curl has no secret", async () => {
     const endpoint = await createEndpoint();
     const page = await admin.get(`/console/webhooks/${endpoint.id}`);
@@ -303,7 +330,9 @@ describe("console webhook pages", () => {
       const attempt = (detail.attemptHistory as { durationMs: number }[])[0]!;
       expect(shown.text).toContain(`data-status-code="200"`);
       expect(shown.text).toContain(`data-duration-ms="${attempt.durationMs}"`);
-      expect(shown.text).toContain("thanks from the receiver");
+      expect(shown.text).toMatch(
+        /<div id="latest-answer-body"><pre class="response-body">thanks from the receiver<\/pre>/,
+      );
       const payload = /<code id="payload-body">([^<]*)<\/code>/.exec(shown.text)![1]!.replace(/&quot;/g, '"');
       expect(payload).toBe(detail.payload);
       const curl = /<code id="curl-command">([^<]*)<\/code>/.exec(shown.text)![1]!;
@@ -347,6 +376,8 @@ describe("console webhook pages", () => {
       `/webhooks/${endpoint.id}/deliveries?status=dead_lettered&eventType=booking.cancelled`,
     );
     expect((fromApi.body.data as { id: string }[]).map((d) => d.id)).toEqual(ids([2]));
+    const byEvent = await api("GET", `/webhooks/${endpoint.id}/deliveries?eventId=${seeded[3]!.eventId}`);
+    expect((byEvent.body.data as { id: string }[]).map((d) => d.id)).toEqual(ids([3]));
   });
 
   it("draws one bar per hour whose heights match the attempts seeded in that hour", async () => {
@@ -451,6 +482,10 @@ describe("console webhook pages", () => {
     expect(/data-total="(\d+)"/.exec(finished.text)?.[1]).toBe(String(count));
     expect(finished.text).not.toContain('hx-trigger="every 2s"');
     const fromApi = await api("GET", `/webhooks/${endpoint.id}/recoveries/${recoveryId!}`);
+    // The endpoint's page lists it among its recent recoveries, for every reader.
+    const endpointPage = await viewer.get(`/console/webhooks/${endpoint.id}`);
+    expect(endpointPage.text).toContain(`data-recovery-id="${recoveryId!}" data-state="completed"`);
+    expect(endpointPage.text).toContain(`href="/console/webhooks/${endpoint.id}/recoveries/${recoveryId!}"`);
     expect(fromApi.body).toMatchObject({
       state: "completed",
       done: count,
@@ -460,7 +495,7 @@ describe("console webhook pages", () => {
   });
 
   it("puts every action in the activity feed with the console user who did it", async () => {
-    // Runs after the actions above; API calls (an API key) carry no actor.
+    // Runs after the actions above; the API's calls name their key instead (api_key:<key id>).
     const expected = [
       "webhook.endpoint_created",
       "webhook.endpoint_updated",
@@ -484,10 +519,10 @@ describe("console webhook pages", () => {
       return expected.every((type) => byUser.has(type)) && all;
     });
     for (const entry of entries.filter((e) => e.actor === `console:${adminId}`)) {
-      expect(entry.subjectKind).toBe("webhook_endpoint");
+      expect(["webhook_endpoint", "webhook_delivery"]).toContain(entry.subjectKind);
     }
-    // The endpoints the test created through the API: in the feed, without an actor.
-    expect(entries.some((e) => e.type === "webhook.endpoint_created" && e.actor === null)).toBe(true);
+    // The endpoints the test created through the API: in the feed, by the API key.
+    expect(entries.some((e) => e.type === "webhook.endpoint_created" && /^api_key:/.test(e.actor ?? ""))).toBe(true);
   });
 
   it("refuses every action to a viewer with 403 and changes nothing", async () => {

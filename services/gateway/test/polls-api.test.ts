@@ -159,6 +159,7 @@ describe("the poll reads: work, attention, activity", () => {
       kind: "escalation",
       subjectId: "esc_1",
       reasonCode: "escalation.customer_requested_human",
+      cause: null,
       openedAt: expect.any(String) as string,
       eventId: ids[3],
     });
@@ -301,6 +302,8 @@ describe("the poll reads: work, attention, activity", () => {
       id: `webhook_endpoint_dead_lettered:${failingId}`,
       kind: "webhook_endpoint_dead_lettered",
       reasonCode: "webhook.endpoint_dead_lettered",
+      // The error class of the dead-lettered delivery's last attempt (the receiver answered 500).
+      cause: "http_5xx",
     });
     failing.answer(() => ({ status: 200, body: "ok" }));
     const resumed = await post(`${base()}/webhooks/${failingId}/resume`, {});
@@ -313,6 +316,12 @@ describe("the poll reads: work, attention, activity", () => {
       ["webhook.endpoint_resumed", failingId],
       ["webhook.endpoint_dead_lettered", failingId],
     ]);
+    expect(activity.find((entry) => entry.type === "webhook.endpoint_created")).toMatchObject({
+      subjectKind: "webhook_endpoint",
+      subjectId: failingId,
+      // An API call names its key (by id) as the actor.
+      actor: expect.stringMatching(/^api_key:key_[0-9a-f]{24}$/) as string,
+    });
 
     // The fan-out ignored the internal facts (no event row, no delivery) but removed webhooks' own
     // outbox rows of them; notify's projector removed notify's.

@@ -12,6 +12,8 @@ const entry = (service: string, file = "main.js") => join(repo, "services", serv
 
 export interface TestStack {
   scratch: ScratchDatabase;
+  /** The run's NATS_NAMESPACE (its streams are `${natsNamespace}EVENTS`, ...). */
+  natsNamespace: string;
   catalog: ServiceProcess;
   notify: ServiceProcess;
   webhooks: ServiceProcess;
@@ -21,13 +23,24 @@ export interface TestStack {
   /** Runs the admin CLI against this stack's database; resolves with its parsed JSON output. */
   admin(...args: string[]): Promise<Record<string, unknown>>;
   startCatalog(): Promise<ServiceProcess>;
+  /** Another catalog replica on the same database, on its own port; stopped with the stack. */
+  startCatalogReplica(env?: Record<string, string>): Promise<ServiceProcess>;
   /** Starts notify again on the same gRPC port (after a test stopped or killed it). */
   restartNotify(): Promise<ServiceProcess>;
   /** Another notify replica on the same database and event bus, on its own port; stopped with the stack. */
   startNotify(env?: Record<string, string>): Promise<ServiceProcess>;
-  /** Another gateway replica over the same services and database; stopped with the stack. */
+  /**
+   * Another gateway replica over the same services and database; stopped with the stack. It calls
+   * the stack's catalog, notify and webhooks unless `env` names others: `CATALOG_ADDR:
+   * grpcAddresses(a, b)` balances its catalog calls over two processes (round_robin).
+   */
   startGateway(env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
+}
+
+/** The `*_ADDR` value naming these gRPC processes: `127.0.0.1:<port>,127.0.0.1:<port>`. */
+export function grpcAddresses(...processes: ServiceProcess[]): string {
+  return processes.map((p) => `127.0.0.1:${p.listening.grpcPort as number}`).join(",");
 }
 
 /**
@@ -117,10 +130,20 @@ export async function startTestStack(
   const gateway = stack.gateway;
   return {
     ...(stack as TestStack),
+    natsNamespace,
     url: `http://127.0.0.1:${gateway.listening.port as number}`,
     metricsUrl: `http://127.0.0.1:${gateway.listening.metricsPort as number}/metrics`,
     startCatalog,
     startGateway,
+    async startCatalogReplica(env = {}) {
+      const started = await startServiceProcess({
+        name: "catalog",
+        entry: entry("catalog"),
+        env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...env },
+      });
+      replicas.push(started);
+      return started;
+    },
     async startNotify(env = {}) {
       const started = await startServiceProcess({
         name: "notify",

@@ -45,12 +45,12 @@ describe("tenant interface edge", () => {
     createWebhookEndpoint: { url: "https://localhost/edge-walk", description: "walk", eventTypes: ["booking.*"] },
     updateWebhookEndpoint: { description: "walked" },
     sendWebhookTestDelivery: { eventType: "booking.created" },
-    createConsoleLink: { email: "walk@example.com" },
     // A window with no delivery in it: each walk's recovery completes at once (no two run together).
     recoverWebhookEndpoint: {
       since: new Date(Date.now() - 2 * 3_600_000).toISOString(),
       until: new Date(Date.now() - 3_600_000).toISOString(),
     },
+    createConsoleLink: { email: "walk@example.com" },
   };
 
   /** The {endpointId} and {deliveryId} the walk uses: deletion gets an endpoint of its own. */

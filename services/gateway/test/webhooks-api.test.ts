@@ -444,7 +444,7 @@ describe("webhook management", () => {
         until: null,
         total: 3,
         failureCode: null,
-        actor: null,
+        actor: expect.stringMatching(/^api_key:key_[0-9a-f]{24}$/) as string,
       });
       const id = started.body.id as string;
       const replay = await post(`${path}/recover`, { since }, { idempotencyKey: key });

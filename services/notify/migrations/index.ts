@@ -6,7 +6,7 @@ import * as createActivation from "./20261123010000_create_activation.js";
 import * as createUsageMonths from "./20261123020000_create_usage_months.js";
 import * as createProjections from "./20261123030000_create_projections.js";
 import * as outboxTraceparent from "./20261124120000_outbox_traceparent.js";
-import * as activityActor from "./20261125100000_activity_actor.js";
+import * as projectionCauseAndActor from "./20261124150000_projection_cause_and_actor.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -17,5 +17,5 @@ export const migrations: Migration[] = [
   createUsageMonths,
   createProjections,
   outboxTraceparent,
-  activityActor,
+  projectionCauseAndActor,
 ];

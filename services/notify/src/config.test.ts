@@ -10,6 +10,7 @@ describe("notify configuration", () => {
     expect(config.WHATSAPP_TEMPLATES).toEqual(defaultWhatsAppTemplates);
     expect(config.WHATSAPP_TIMEOUT).toBe(3_000);
     expect(config.NOTIFICATION_LEASE).toBe(30_000);
+    expect(config.PROJECTIONS_ACK_WAIT).toBe(30_000);
   });
 
   it("needs the access token and phone number id for the whatsapp channel, naming both", () => {

@@ -57,6 +57,11 @@ const schema = z
      * exceed WHATSAPP_TIMEOUT so a live send is never settled under it.
      */
     NOTIFICATION_LEASE: env.duration(30_000),
+    /**
+     * The projector consumer's ack wait: events fetched by a process that died come back to another
+     * after this, so the polls show them at most this late (plus a fetch).
+     */
+    PROJECTIONS_ACK_WAIT: env.duration(30_000),
     /** sandbox (default): accept and record, send nothing; whatsapp: the WhatsApp Business Cloud API. */
     NOTIFY_CHANNEL_PROVIDER: z.enum(["sandbox", "whatsapp"]).default("sandbox"),
     /** Secret. A system-user access token with whatsapp_business_messaging permission. */

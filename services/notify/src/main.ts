@@ -84,7 +84,7 @@ async function main() {
     logger,
     declare: async (jsm) => {
       await declareEventsStream(jsm, config.NATS_NAMESPACE);
-      await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE);
+      await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE, config.PROJECTIONS_ACK_WAIT);
     },
   });
   const js = nc.jetstream();
@@ -112,14 +112,15 @@ async function main() {
   // Which UTC month usage counts in; tests that cross a month boundary inject their own.
   const clock = () => new Date();
   // The poll reads: projections of EVENTS, applied by the durable consumer notify-projections.
+  const tracing = await startTracing("notify", config);
   const projector = startProjector({
     db,
     js,
     namespace: config.NATS_NAMESPACE,
     logger: logger.child({ component: "projector" }),
     metrics: createProjectorMetrics(registry, { js, namespace: config.NATS_NAMESPACE }),
+    tracer: tracing.tracer,
   });
-  const tracing = await startTracing("notify", config);
   const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const provider = channelProvider(config);
   const grpc = await startGrpcServer({

@@ -68,7 +68,7 @@ describe("the projector (real NATS and Postgres)", () => {
     jsm = await nc.jetstreamManager();
     js = nc.jetstream();
     await declareEventsStream(jsm, namespace);
-    await declareProjectionsConsumer(jsm, namespace);
+    await declareProjectionsConsumer(jsm, namespace, 30_000);
     relay = startOutboxRelay({ db, js, logger, pollIntervalMs: 200, republishAfterMs: 60_000 });
     const events = createEventOutbox({ namespace, kick: () => relay.kick() });
     sends = createNotificationService({
@@ -256,6 +256,7 @@ describe("the projector (real NATS and Postgres)", () => {
       endpoint_id: "we_1",
       delivery_id: "del_1",
       reason_code: "webhook.endpoint_dead_lettered",
+      cause: "http_5xx",
     });
     const stalled = await publish("other", "tenant.validation_failed", {
       tenant_id: "other",
@@ -265,16 +266,19 @@ describe("the projector (real NATS and Postgres)", () => {
     });
     await recorded(stalled.id);
     let attention = (await snapshot("other")).attention;
-    expect(attention.map((item) => [item.id, item.kind, item.subjectId, item.reasonCode, item.eventId])).toEqual([
-      ["activation_stalled:other", "activation_stalled", "other", "activation.channel_not_ready", stalled.id],
+    expect(
+      attention.map((item) => [item.id, item.kind, item.subjectId, item.reasonCode, item.cause, item.eventId]),
+    ).toEqual([
+      ["activation_stalled:other", "activation_stalled", "other", "activation.channel_not_ready", "", stalled.id],
       [
         "webhook_endpoint_dead_lettered:we_1",
         "webhook_endpoint_dead_lettered",
         "we_1",
         "webhook.endpoint_dead_lettered",
+        "http_5xx",
         dead.id,
       ],
-      ["escalation:esc_1", "escalation", "esc_1", "escalation.x", opened.id],
+      ["escalation:esc_1", "escalation", "esc_1", "escalation.x", "", opened.id],
     ]);
     await publish("other", "escalation.resolved", { escalation_id: "esc_1" });
     await publish("other", "webhook.endpoint_resumed", { endpoint_id: "we_1" });
@@ -310,6 +314,42 @@ describe("the projector (real NATS and Postgres)", () => {
     expect(JSON.stringify(activity)).not.toContain("free text");
     const acme = (await snapshot("acme")).activity;
     expect(acme.some((item) => item.eventId === a.id)).toBe(false);
+  });
+
+  it("keeps who did a webhook console action (its actor) in the activity entry; drops an actor that is not a token", async () => {
+    const paused = await publish("other", "webhook.endpoint_paused", {
+      endpoint_id: "ep_act",
+      actor: "console:ana@example.com",
+    });
+    const redriven = await publish("other", "webhook.delivery_redriven", {
+      endpoint_id: "ep_act",
+      delivery_id: "dlv_act",
+      actor: "Ana Lopez <ana@example.com>",
+    });
+    const recovery = await publish("other", "webhook.endpoint_recovery_started", {
+      endpoint_id: "ep_act",
+      recovery_id: "rcv_act",
+      state: "queued",
+      actor: "console:ana@example.com",
+    });
+    await recorded(recovery.id);
+    const activity = (await snapshot("other")).activity;
+    expect(
+      activity
+        .slice(0, 3)
+        .map((item) => [item.eventId, item.type, item.subjectKind, item.subjectId, item.state, item.actor]),
+    ).toEqual([
+      [
+        recovery.id,
+        "webhook.endpoint_recovery_started",
+        "webhook_endpoint",
+        "ep_act",
+        "queued",
+        "console:ana@example.com",
+      ],
+      [redriven.id, "webhook.delivery_redriven", "webhook_delivery", "dlv_act", "", ""],
+      [paused.id, "webhook.endpoint_paused", "webhook_endpoint", "ep_act", "", "console:ana@example.com"],
+    ]);
   });
 
   it("rejects a bad cursor or limit and an unknown tenant", async () => {

@@ -29,6 +29,7 @@ export async function up(db: Knex): Promise<void> {
     table.timestamp("updated_at", { useTz: true }).notNullable();
     table.check("state in ('queued', 'running', 'completed', 'failed')", [], "recoveries_state_check");
   });
+  await db.raw("create index recoveries_endpoint_idx on recoveries (endpoint_id, created_at desc)");
   // One active recovery per endpoint; the runners look for active ones.
   await db.raw(
     "create unique index recoveries_active_endpoint_key on recoveries (endpoint_id) where state in ('queued', 'running')",

@@ -50,7 +50,7 @@ describe("batched attempt records (real Postgres)", () => {
     return id;
   }
 
-  async function delivery(endpointId: string): Promise<string> {
+  async function delivery(endpointId: string, traceparent?: string): Promise<string> {
     const eventId = newEventId();
     await db("events").insert({
       id: eventId,
@@ -73,6 +73,7 @@ describe("batched attempt records (real Postgres)", () => {
       next_attempt_at: new Date(),
       leased_until: new Date(Date.now() + 60_000),
       generation: 1,
+      ...(traceparent ? { traceparent } : {}),
     });
     return id;
   }
@@ -93,7 +94,8 @@ describe("batched attempt records (real Postgres)", () => {
 
   it("schedules retries on the delays, dead-letters the 8th failure and pauses the endpoint for attention", async () => {
     const endpointId = await endpoint();
-    const id = await delivery(endpointId);
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const id = await delivery(endpointId, traceparent);
     for (let n = 1; n <= 7; n++) {
       const before = Date.now();
       const recorded = await record(id, failed(), delays);
@@ -116,18 +118,24 @@ describe("batched attempt records (real Postgres)", () => {
       attention_cause: "http_5xx",
       version: "2",
     });
-    // The attention item's event, in the batch's transaction; the relay kicked after the commit.
-    const announced = (await db("outbox").select<{ subject: string; payload: Buffer }[]>("subject", "payload")).map(
-      (entry) => {
-        const event = BusEvent.decode(entry.payload);
-        return [entry.subject, event.type, JSON.parse(event.dataJson) as unknown];
-      },
-    );
+    // The attention item's event, in the batch's transaction and in the delivery's trace; the
+    // relay kicked after the commit.
+    const announced = (
+      await db("outbox").select<{ subject: string; payload: Buffer; traceparent: string | null }[]>(
+        "subject",
+        "payload",
+        "traceparent",
+      )
+    ).map((entry) => {
+      const event = BusEvent.decode(entry.payload);
+      return [entry.subject, event.type, JSON.parse(event.dataJson) as unknown, entry.traceparent];
+    });
     expect(announced).toEqual([
       [
         "wbatch.events.b.webhook.endpoint_dead_lettered",
         "webhook.endpoint_dead_lettered",
         { endpoint_id: endpointId, delivery_id: id, reason_code: "webhook.endpoint_dead_lettered", cause: "http_5xx" },
+        traceparent,
       ],
     ]);
     expect(kicks).toBe(1);

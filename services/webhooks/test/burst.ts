@@ -93,8 +93,15 @@ export function publishBurst(
   service: WebhooksUnderTest,
   rig: BurstRig,
   events: readonly BurstEvent[],
-  options: { concurrency?: number; deadlineMs?: number } = {},
+  options: {
+    concurrency?: number;
+    deadlineMs?: number;
+    /** Publishes another way than through `service`'s own process (a client balanced over several). */
+    publish?: WebhooksUnderTest["publish"];
+  } = {},
 ): Burst {
+  const publish =
+    options.publish ?? ((request: Parameters<WebhooksUnderTest["publish"]>[0]) => service.publish(request));
   const accepted = new Set<string>();
   const burst: Burst = { accepted, retriedPublishes: 0, done: Promise.resolve() };
   const deadline = Date.now() + (options.deadlineMs ?? 120_000);
@@ -104,7 +111,7 @@ export function publishBurst(
       const event = events[next++]!;
       for (;;) {
         try {
-          const answer = await service.publish({
+          const answer = await publish({
             tenantId: rig.tenantId,
             type: event.type,
             eventId: event.eventId,

@@ -362,6 +362,76 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
     );
   });
 
+  describe("actors", () => {
+    it("every console action writes its activity fact with the actor, in the action's transaction; replays write none", async () => {
+      const actor = "console:ana@example.com";
+      const createKey = key("create");
+      const created = await rpc("createEndpoint", {
+        tenantId: tenant,
+        url: `https://hooks${n++}.example.test/events`,
+        description: "receiver",
+        eventTypes: ["booking.created"],
+        idempotencyKey: createKey,
+        actor,
+      });
+      const endpointId = created.endpoint!.id;
+      const on = { tenantId: tenant, endpointId };
+      await rpc("updateEndpoint", {
+        ...on,
+        description: "renamed",
+        eventTypes: undefined,
+        idempotencyKey: key(),
+        actor,
+      });
+      await rpc("rotateSecret", { ...on, idempotencyKey: key(), actor });
+      const test = await rpc("sendTestDelivery", { ...on, eventType: "booking.created", idempotencyKey: key(), actor });
+      await rpc("pauseEndpoint", { ...on, idempotencyKey: key(), actor });
+      const dead = await seedDelivery(created.endpoint!, { status: "dead_lettered", attempts: 8 });
+      await rpc("redriveDelivery", { ...on, deliveryId: dead, idempotencyKey: key(), actor });
+      await rpc("resumeEndpoint", { ...on, idempotencyKey: key() }); // no actor given
+      const recovery = await rpc("recoverDeliveries", {
+        ...on,
+        since: new Date(Date.now() - HOUR).toISOString(),
+        dryRun: false,
+        idempotencyKey: key(),
+        actor,
+      });
+      await rpc("deleteEndpoint", { ...on, idempotencyKey: key(), actor });
+      // A replay (even naming another actor: the actor is not part of the request's fingerprint) adds nothing.
+      const replay = await rpc("createEndpoint", {
+        tenantId: tenant,
+        url: created.endpoint!.url,
+        description: "receiver",
+        eventTypes: ["booking.created"],
+        idempotencyKey: createKey,
+        actor: "console:bob@example.com",
+      });
+      expect(replay.replayed).toBe(true);
+      const facts = (await outboxEvents()).filter((e) => e.object.endpoint_id === endpointId);
+      expect(facts).toEqual([
+        { type: "webhook.endpoint_created", object: { endpoint_id: endpointId, actor } },
+        { type: "webhook.endpoint_updated", object: { endpoint_id: endpointId, actor } },
+        { type: "webhook.endpoint_secret_rotated", object: { endpoint_id: endpointId, actor } },
+        {
+          type: "webhook.test_delivery_sent",
+          object: { endpoint_id: endpointId, delivery_id: test.delivery!.id, actor },
+        },
+        { type: "webhook.endpoint_paused", object: { endpoint_id: endpointId, actor } },
+        { type: "webhook.delivery_redriven", object: { endpoint_id: endpointId, delivery_id: dead, actor } },
+        { type: "webhook.endpoint_resumed", object: { endpoint_id: endpointId } },
+        {
+          type: "webhook.endpoint_recovery_started",
+          object: { endpoint_id: endpointId, recovery_id: recovery.recovery!.id, state: "completed", actor },
+        },
+        { type: "webhook.endpoint_deleted", object: { endpoint_id: endpointId, actor } },
+      ]);
+      expect(await failure(rpc("pauseEndpoint", { ...on, idempotencyKey: key(), actor: "Ana Lopez" }))).toMatchObject({
+        status: "INVALID_ARGUMENT",
+        code: "request.invalid",
+      });
+    });
+  });
+
   describe("RecoverDeliveries", () => {
     /** An endpoint with deliveries of every kind before and after `since` (an hour ago). */
     async function seedRecoverable() {
@@ -474,6 +544,17 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
       });
       expect(answer.recovery).toMatchObject({ state: "completed", total: "0", done: "0" });
       expect(answer.recovery!.finishedAt).toBeDefined();
+      const second = await rpc("recoverDeliveries", {
+        tenantId: tenant,
+        endpointId: endpoint.id,
+        since: new Date(Date.now() - 2 * HOUR).toISOString(),
+        dryRun: false,
+        idempotencyKey: key(),
+      });
+      const listed = await rpc("listRecoveries", { tenantId: tenant, endpointId: endpoint.id, limit: 0 });
+      expect(listed.recoveries.map((r) => r.id)).toEqual([second.recovery!.id, answer.recovery!.id]);
+      const one = await rpc("listRecoveries", { tenantId: tenant, endpointId: endpoint.id, limit: 1 });
+      expect(one.recoveries).toEqual([second.recovery]);
     });
 
     it("refuses since in the future, older than the retention, a paused endpoint, unknown ids", async () => {

@@ -410,8 +410,38 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       received_at: old,
     });
 
+    // Recoveries that finished before the retention go (their items with them); others stay.
+    const recovery = (id: string, state: string, finishedAt: Date | null) => ({
+      id,
+      tenant_id: "j",
+      endpoint_id: endpointId,
+      since: old,
+      state,
+      total: 1,
+      created_at: old,
+      finished_at: finishedAt,
+      updated_at: old,
+    });
+    await db("recoveries").insert([
+      recovery("rcv_000000000000000000000001", "completed", old),
+      recovery("rcv_000000000000000000000002", "failed", old),
+      recovery("rcv_000000000000000000000003", "completed", new Date(Date.now() - day)),
+      recovery("rcv_000000000000000000000004", "running", null),
+    ]);
+    await db("recovery_items").insert({
+      recovery_id: "rcv_000000000000000000000001",
+      delivery_id: kept.id,
+      seq: 1,
+      done_at: old,
+    });
+
     const removed = await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 });
-    expect(removed).toEqual({ deliveries: 5, events: 6 });
+    expect(removed).toEqual({ deliveries: 5, events: 6, recoveries: 2 });
+    expect(await db("recoveries").where({ endpoint_id: endpointId }).orderBy("id").pluck("id")).toEqual([
+      "rcv_000000000000000000000003",
+      "rcv_000000000000000000000004",
+    ]);
+    expect(await db("recovery_items").where({ delivery_id: kept.id })).toEqual([]);
     expect(
       await db("deliveries")
         .whereIn(
@@ -430,7 +460,11 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
     ).toEqual([{ count: "0" }]);
     expect(await db("deliveries").where({ id: kept.id }).first("id")).toEqual({ id: kept.id });
     expect(await db("events").where({ id: kept.eventId }).first("id")).toEqual({ id: kept.eventId });
-    expect(await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 })).toEqual({ deliveries: 0, events: 0 });
+    expect(await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 })).toEqual({
+      deliveries: 0,
+      events: 0,
+      recoveries: 0,
+    });
   });
 
   it("the janitor and the sweeper run on their intervals", async () => {

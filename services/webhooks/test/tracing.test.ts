@@ -6,8 +6,10 @@ import {
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
 import { startOtlpReceiver, type OtlpReceiver } from "@platform/local-stack/otlp-receiver";
-import { EventServiceService } from "@platform/proto/webhooks/v1";
+import { EventServiceService, WebhookServiceService } from "@platform/proto/webhooks/v1";
+import { busEventOutboxEntry, newEventId } from "@platform/service-kit/event-bus";
 import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
+import { headers as natsHeaders } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sampleSnapshot } from "./sample-snapshot.js";
 import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
@@ -35,7 +37,8 @@ describe("tracing: an event through fan-out to its delivery attempts", () => {
     service = await startWebhooks({
       name: "whtrace",
       caPath: certs.caPath,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+      // debug: the fan-out's and the relay's per-event lines are debug lines.
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, LOG_LEVEL: "debug" },
     });
     events = createClient(EventServiceService, `127.0.0.1:${service.process.listening.grpcPort as number}`, {
       timeoutMs: 5_000,
@@ -120,16 +123,100 @@ describe("tracing: an event through fan-out to its delivery attempts", () => {
         },
       },
     ]);
-    // The attempt's log line carries the trace id.
+    // Every line written about this event outside the call carries its trace id: the call's
+    // (request-scoped) line, the relay publishing its outbox row, the fan-out, each attempt.
+    const lines = service.process.logs;
+    const aboutEvent = (msg: string) => lines.filter((l) => l.msg === msg && l.eventId === published.eventId);
+    expect(aboutEvent("event published").map((l) => l.trace_id)).toEqual([traceId]);
+    expect(aboutEvent("event fanned out").map((l) => l.trace_id)).toEqual([traceId]);
     expect(
-      service.process.logs.some(
-        (l) => l.msg === "delivery attempt" && l.trace_id === traceId && l.deliveryId === deliveryId,
-      ),
-    ).toBe(true);
-    // Nothing exported holds the signing secret, the receiver's URL or the delivered body.
+      aboutEvent("delivery attempt").map((l) => ({ trace: l.trace_id, delivery: l.deliveryId, attempt: l.attempt })),
+    ).toEqual([
+      { trace: traceId, delivery: deliveryId, attempt: 1 },
+      { trace: traceId, delivery: deliveryId, attempt: 2 },
+    ]);
+    const callLines = lines.filter((l) => l.requestId === "req_tracing");
+    expect(callLines.length).toBeGreaterThan(0);
+    expect(callLines.map((l) => l.trace_id)).toEqual(callLines.map(() => traceId));
+    // Nothing exported or logged holds the signing secret or the delivered body; no span holds the
+    // receiver's URL.
+    const body = hooks.requests[0]!.body.toString("utf8");
     const everything = otlp.raw.join("\n");
+    const logged = lines.map((l) => JSON.stringify(l)).join("\n");
     expect(everything).not.toContain(endpoint.secret);
     expect(everything).not.toContain(hooks.url);
-    expect(everything).not.toContain(hooks.requests[0]!.body.toString("utf8").slice(0, 40));
+    expect(everything).not.toContain(body.slice(0, 40));
+    expect(logged).not.toContain(endpoint.secret);
+    expect(logged).not.toContain(body.slice(0, 40));
+  });
+
+  it("puts a test delivery's attempt in the trace of the call that asked for it", async () => {
+    const endpoint = await service.seedEndpoint({
+      tenantId: "acme",
+      url: hooks.url,
+      eventTypes: ["booking.created"],
+    });
+    const webhooks = createClient(WebhookServiceService, `127.0.0.1:${service.process.listening.grpcPort as number}`, {
+      timeoutMs: 5_000,
+    });
+    try {
+      const traceId = "0af7651916cd43dd8448eb211c8031bb";
+      const { delivery } = await webhooks.sendTestDelivery(
+        { tenantId: "acme", endpointId: endpoint.id, eventType: "booking.created", idempotencyKey: "trace-test-1" },
+        { requestId: "req_test_delivery", traceparent: `00-${traceId}-b7ad6b7169203332-01` },
+      );
+      const attempt = await eventually("the test delivery's attempt span", () =>
+        otlp.spans.find((s) => s.traceId === traceId && s.name === "webhooks.delivery.attempt"),
+      );
+      const call = otlp.spans.find((s) => s.traceId === traceId && s.name.endsWith("/SendTestDelivery"))!;
+      expect(attempt).toMatchObject({
+        parentSpanId: call.spanId,
+        attributes: { "webhooks.delivery_id": delivery!.id, "webhooks.endpoint_id": endpoint.id },
+      });
+      expect(
+        service.process.logs.some(
+          (l) => l.msg === "delivery attempt" && l.deliveryId === delivery!.id && l.trace_id === traceId,
+        ),
+      ).toBe(true);
+    } finally {
+      webhooks.close();
+    }
+  });
+
+  it("starts a new trace instead of continuing an unsafe traceparent, on the gRPC call and on the NATS header", async () => {
+    const tenantId = "acme";
+    const unsafeTraceId = "0af7651916cd43dd8448eb211c8031aa";
+    const fanoutOf = (eventId: string) =>
+      eventually(`the fan-out span of ${eventId}`, () =>
+        otlp.spans.find((s) => s.name === "webhooks.fanout" && s.attributes["webhooks.event_id"] === eventId),
+      );
+
+    // gRPC metadata: an all-zero parent span id is refused; the call's span is a root.
+    const called = await events.publishEvent(
+      { tenantId, type: "booking.created", eventId: "", occurredAt: "", dataJson: sampleSnapshot("booking.created") },
+      { requestId: "req_unsafe", traceparent: `00-${unsafeTraceId}-0000000000000000-01` },
+    );
+    const fanout = await fanoutOf(called.eventId);
+    const call = otlp.spans.find((s) => s.spanId === fanout.parentSpanId)!;
+    expect(call).toMatchObject({ name: "/webhooks.v1.EventService/PublishEvent", traceId: fanout.traceId });
+    expect(call.parentSpanId).toBeUndefined();
+    expect(call.traceId).not.toBe(unsafeTraceId);
+
+    // NATS header: a traceparent in upper case is refused; the fan-out's span is a root.
+    const event = {
+      id: newEventId(),
+      type: "booking.created",
+      tenantId,
+      occurredAt: new Date(),
+      object: JSON.parse(sampleSnapshot("booking.created")) as Record<string, unknown>,
+    };
+    const entry = busEventOutboxEntry(service.names.namespace, event);
+    const headers = natsHeaders();
+    headers.set("traceparent", `00-${unsafeTraceId.toUpperCase()}-B7AD6B7169203331-01`);
+    await service.nc.jetstream().publish(entry.subject, entry.payload, { msgID: event.id, headers });
+    const consumed = await fanoutOf(event.id);
+    expect(consumed.parentSpanId).toBeUndefined();
+    expect(consumed.traceId).not.toBe(unsafeTraceId);
+    expect(otlp.spans.some((s) => s.traceId === unsafeTraceId)).toBe(false);
   });
 });

@@ -498,7 +498,13 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       expect(resumed.endpoint).toMatchObject({ paused: false, version: "3" });
       expect(resumed.endpoint!.attentionReason).toBeUndefined();
       // The dead-letter attention closes: webhook.endpoint_resumed in the outbox, relay kicked.
-      expect((await outboxEvents()).filter((e) => e.type === "webhook.endpoint_resumed")).toEqual([
+      expect(
+        (await outboxEvents()).filter(
+          (e) =>
+            e.type === "webhook.endpoint_resumed" &&
+            (e.object as { endpoint_id?: string }).endpoint_id === endpoint!.id,
+        ),
+      ).toEqual([
         {
           subject: `wsvc.events.${tenant}.webhook.endpoint_resumed`,
           type: "webhook.endpoint_resumed",

@@ -119,6 +119,8 @@ app.kubernetes.io/component: {{ .service }}-migrate
   value: {{ .sampler | quote }}
 - name: OTEL_TRACES_SAMPLER_ARG
   value: {{ .samplerArg | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ index (.serviceNames | default dict) $.service | default $.service | quote }}
 {{- end }}
 {{- end }}
 - name: DATABASE_URL

@@ -99,7 +99,7 @@ export const webhookCodes = {
     reaction: "Verify the id; no blind retry.",
     usedAs: ["problem"],
   },
-  "webhook.endpoint_deleted": {
+  "webhook.recovery_endpoint_deleted": {
     title: "The endpoint was deleted during the recovery",
     meaning: "A recovery stopped (state `failed`) because its endpoint was deleted.",
     reaction: "None; the endpoint receives nothing any more.",

@@ -64,6 +64,12 @@ export interface AttentionItem {
   openedAt: string;
   /** The event that opened it. */
   eventId: string;
+  /**
+   * The class of what caused it, when the event says: for webhook_endpoint_dead_lettered the error
+   * class of the dead-lettered delivery's last attempt ("timeout", "tls", "refused_target",
+   * "connection", "http_3xx", "http_4xx", "http_5xx", "http_other"); empty otherwise.
+   */
+  cause: string;
 }
 
 export interface ListAttentionRequest {
@@ -95,7 +101,7 @@ export interface ActivityItem {
   reasonCode: string;
   /** The state the event names (e.g. "sent", "off", "live", "soft_cap"); empty when none. */
   state: string;
-  /** Who did it, when a person did (a console user: "console:<userId>"); empty otherwise. */
+  /** Who did it, when the event names them (e.g. "console:user@example.com"); empty when not. */
   actor: string;
 }
 
@@ -483,7 +489,7 @@ export const ListWorkResponse: MessageFns<ListWorkResponse> = {
 };
 
 function createBaseAttentionItem(): AttentionItem {
-  return { id: "", kind: "", subjectId: "", reasonCode: "", openedAt: "", eventId: "" };
+  return { id: "", kind: "", subjectId: "", reasonCode: "", openedAt: "", eventId: "", cause: "" };
 }
 
 export const AttentionItem: MessageFns<AttentionItem> = {
@@ -505,6 +511,9 @@ export const AttentionItem: MessageFns<AttentionItem> = {
     }
     if (message.eventId !== "") {
       writer.uint32(50).string(message.eventId);
+    }
+    if (message.cause !== "") {
+      writer.uint32(58).string(message.cause);
     }
     return writer;
   },
@@ -570,6 +579,14 @@ export const AttentionItem: MessageFns<AttentionItem> = {
             message.eventId = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.cause = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -606,6 +623,7 @@ export const AttentionItem: MessageFns<AttentionItem> = {
         : isSet(object.event_id)
         ? globalThis.String(object.event_id)
         : "",
+      cause: isSet(object.cause) ? globalThis.String(object.cause) : "",
     };
   },
 
@@ -629,6 +647,9 @@ export const AttentionItem: MessageFns<AttentionItem> = {
     if (message.eventId !== "") {
       obj.eventId = message.eventId;
     }
+    if (message.cause !== "") {
+      obj.cause = message.cause;
+    }
     return obj;
   },
 
@@ -643,6 +664,7 @@ export const AttentionItem: MessageFns<AttentionItem> = {
     message.reasonCode = object.reasonCode ?? "";
     message.openedAt = object.openedAt ?? "";
     message.eventId = object.eventId ?? "";
+    message.cause = object.cause ?? "";
     return message;
   },
 };

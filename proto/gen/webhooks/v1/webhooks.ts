@@ -83,6 +83,11 @@ export interface CreateEndpointRequest {
   eventTypes: string[];
   /** The partner's Idempotency-Key; recorded with the effect. */
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface CreateEndpointResponse {
@@ -135,6 +140,11 @@ export interface UpdateEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface UpdateEndpointResponse {
@@ -148,6 +158,11 @@ export interface DeleteEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface PauseEndpointRequest {
@@ -156,6 +171,11 @@ export interface PauseEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface ResumeEndpointRequest {
@@ -164,6 +184,11 @@ export interface ResumeEndpointRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface RotateSecretRequest {
@@ -172,6 +197,11 @@ export interface RotateSecretRequest {
   /** When given and no longer the endpoint's version: FAILED_PRECONDITION webhook.version_mismatch. */
   expectedVersion?: string | undefined;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface DeleteEndpointResponse {
@@ -309,6 +339,11 @@ export interface RedriveDeliveryRequest {
   endpointId: string;
   deliveryId: string;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface RedriveDeliveryResponse {
@@ -381,7 +416,7 @@ export interface Recovery {
   redriven: string;
   /** No longer redrivable when their turn came (they succeeded meanwhile, or left the retention). */
   skipped: string;
-  /** Why a failed recovery stopped, e.g. "webhook.endpoint_deleted". */
+  /** Why a failed recovery stopped, e.g. "webhook.recovery_endpoint_deleted". */
   failureCode?: string | undefined;
   createdAt: string;
   startedAt?: string | undefined;
@@ -425,12 +460,32 @@ export interface GetRecoveryResponse {
   recovery: Recovery | undefined;
 }
 
+export interface ListRecoveriesRequest {
+  tenantId: string;
+  endpointId: string;
+  /** 1-100; 0 means the default (20). */
+  limit: number;
+}
+
+export interface ListRecoveriesResponse {
+  /**
+   * The endpoint's latest recoveries, newest first (an active one, if any, is among them: it is
+   * the newest, since an endpoint runs one at a time).
+   */
+  recoveries: Recovery[];
+}
+
 export interface SendTestDeliveryRequest {
   tenantId: string;
   endpointId: string;
   /** Any subscribable event type; the payload is synthetic and livemode is false. */
   eventType: string;
   idempotencyKey: string;
+  /**
+   * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
+   * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
+   */
+  actor?: string | undefined;
 }
 
 export interface SendTestDeliveryResponse {
@@ -865,7 +920,7 @@ export const Endpoint: MessageFns<Endpoint> = {
 };
 
 function createBaseCreateEndpointRequest(): CreateEndpointRequest {
-  return { tenantId: "", url: "", description: "", eventTypes: [], idempotencyKey: "" };
+  return { tenantId: "", url: "", description: "", eventTypes: [], idempotencyKey: "", actor: undefined };
 }
 
 export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
@@ -884,6 +939,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(42).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(50).string(message.actor);
     }
     return writer;
   },
@@ -941,6 +999,14 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -972,6 +1038,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -992,6 +1059,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1005,6 +1075,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     message.description = object.description ?? "";
     message.eventTypes = object.eventTypes?.map((e) => e) || [];
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1552,6 +1623,7 @@ function createBaseUpdateEndpointRequest(): UpdateEndpointRequest {
     eventTypes: undefined,
     expectedVersion: undefined,
     idempotencyKey: "",
+    actor: undefined,
   };
 }
 
@@ -1577,6 +1649,9 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(58).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(66).string(message.actor);
     }
     return writer;
   },
@@ -1650,6 +1725,14 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1691,6 +1774,7 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1717,6 +1801,9 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1734,6 +1821,7 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
       : undefined;
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -1826,7 +1914,7 @@ export const UpdateEndpointResponse: MessageFns<UpdateEndpointResponse> = {
 };
 
 function createBaseDeleteEndpointRequest(): DeleteEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
@@ -1842,6 +1930,9 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -1891,6 +1982,14 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1925,6 +2024,7 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -1942,6 +2042,9 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -1954,12 +2057,13 @@ export const DeleteEndpointRequest: MessageFns<DeleteEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBasePauseEndpointRequest(): PauseEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
@@ -1975,6 +2079,9 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -2024,6 +2131,14 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2058,6 +2173,7 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -2075,6 +2191,9 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2087,12 +2206,13 @@ export const PauseEndpointRequest: MessageFns<PauseEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBaseResumeEndpointRequest(): ResumeEndpointRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
@@ -2108,6 +2228,9 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -2157,6 +2280,14 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2191,6 +2322,7 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -2208,6 +2340,9 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2220,12 +2355,13 @@ export const ResumeEndpointRequest: MessageFns<ResumeEndpointRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
 
 function createBaseRotateSecretRequest(): RotateSecretRequest {
-  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", expectedVersion: undefined, idempotencyKey: "", actor: undefined };
 }
 
 export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
@@ -2241,6 +2377,9 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -2290,6 +2429,14 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2324,6 +2471,7 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -2341,6 +2489,9 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -2353,6 +2504,7 @@ export const RotateSecretRequest: MessageFns<RotateSecretRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -3994,7 +4146,7 @@ export const GetDeliveryResponse: MessageFns<GetDeliveryResponse> = {
 };
 
 function createBaseRedriveDeliveryRequest(): RedriveDeliveryRequest {
-  return { tenantId: "", endpointId: "", deliveryId: "", idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", deliveryId: "", idempotencyKey: "", actor: undefined };
 }
 
 export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
@@ -4010,6 +4162,9 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -4059,6 +4214,14 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4093,6 +4256,7 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -4110,6 +4274,9 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -4122,6 +4289,7 @@ export const RedriveDeliveryRequest: MessageFns<RedriveDeliveryRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.deliveryId = object.deliveryId ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -5569,8 +5737,188 @@ export const GetRecoveryResponse: MessageFns<GetRecoveryResponse> = {
   },
 };
 
+function createBaseListRecoveriesRequest(): ListRecoveriesRequest {
+  return { tenantId: "", endpointId: "", limit: 0 };
+}
+
+export const ListRecoveriesRequest: MessageFns<ListRecoveriesRequest> = {
+  encode(message: ListRecoveriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.endpointId !== "") {
+      writer.uint32(18).string(message.endpointId);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(24).int32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecoveriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecoveriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.endpointId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecoveriesRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      endpointId: isSet(object.endpointId)
+        ? globalThis.String(object.endpointId)
+        : isSet(object.endpoint_id)
+        ? globalThis.String(object.endpoint_id)
+        : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: ListRecoveriesRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.endpointId !== "") {
+      obj.endpointId = message.endpointId;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecoveriesRequest>, I>>(base?: I): ListRecoveriesRequest {
+    return ListRecoveriesRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecoveriesRequest>, I>>(object: I): ListRecoveriesRequest {
+    const message = createBaseListRecoveriesRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.endpointId = object.endpointId ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseListRecoveriesResponse(): ListRecoveriesResponse {
+  return { recoveries: [] };
+}
+
+export const ListRecoveriesResponse: MessageFns<ListRecoveriesResponse> = {
+  encode(message: ListRecoveriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.recoveries) {
+      Recovery.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRecoveriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRecoveriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.recoveries.push(Recovery.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListRecoveriesResponse {
+    return {
+      recoveries: globalThis.Array.isArray(object?.recoveries)
+        ? object.recoveries.map((e: any) => Recovery.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListRecoveriesResponse): unknown {
+    const obj: any = {};
+    if (message.recoveries?.length) {
+      obj.recoveries = message.recoveries.map((e) => Recovery.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListRecoveriesResponse>, I>>(base?: I): ListRecoveriesResponse {
+    return ListRecoveriesResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRecoveriesResponse>, I>>(object: I): ListRecoveriesResponse {
+    const message = createBaseListRecoveriesResponse();
+    message.recoveries = object.recoveries?.map((e) => Recovery.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseSendTestDeliveryRequest(): SendTestDeliveryRequest {
-  return { tenantId: "", endpointId: "", eventType: "", idempotencyKey: "" };
+  return { tenantId: "", endpointId: "", eventType: "", idempotencyKey: "", actor: undefined };
 }
 
 export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
@@ -5586,6 +5934,9 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     }
     if (message.idempotencyKey !== "") {
       writer.uint32(34).string(message.idempotencyKey);
+    }
+    if (message.actor !== undefined) {
+      writer.uint32(42).string(message.actor);
     }
     return writer;
   },
@@ -5635,6 +5986,14 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5669,6 +6028,7 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : "",
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
     };
   },
 
@@ -5686,6 +6046,9 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     if (message.idempotencyKey !== "") {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.actor !== undefined) {
+      obj.actor = message.actor;
+    }
     return obj;
   },
 
@@ -5698,6 +6061,7 @@ export const SendTestDeliveryRequest: MessageFns<SendTestDeliveryRequest> = {
     message.endpointId = object.endpointId ?? "";
     message.eventType = object.eventType ?? "";
     message.idempotencyKey = object.idempotencyKey ?? "";
+    message.actor = object.actor ?? undefined;
     return message;
   },
 };
@@ -6352,6 +6716,18 @@ export const WebhookServiceService = {
     responseSerialize: (value: GetRecoveryResponse): Buffer => Buffer.from(GetRecoveryResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetRecoveryResponse => GetRecoveryResponse.decode(value),
   },
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries: {
+    path: "/webhooks.v1.WebhookService/ListRecoveries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListRecoveriesRequest): Buffer =>
+      Buffer.from(ListRecoveriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListRecoveriesRequest => ListRecoveriesRequest.decode(value),
+    responseSerialize: (value: ListRecoveriesResponse): Buffer =>
+      Buffer.from(ListRecoveriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListRecoveriesResponse => ListRecoveriesResponse.decode(value),
+  },
 } as const;
 
 export interface WebhookServiceServer extends UntypedServiceImplementation {
@@ -6372,6 +6748,8 @@ export interface WebhookServiceServer extends UntypedServiceImplementation {
   /** Dry run: the count. Otherwise a durable recovery job, run throttled by any webhooks replica. */
   recoverDeliveries: handleUnaryCall<RecoverDeliveriesRequest, RecoverDeliveriesResponse>;
   getRecovery: handleUnaryCall<GetRecoveryRequest, GetRecoveryResponse>;
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries: handleUnaryCall<ListRecoveriesRequest, ListRecoveriesResponse>;
 }
 
 export interface WebhookServiceClient extends Client {
@@ -6615,6 +6993,22 @@ export interface WebhookServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetRecoveryResponse) => void,
+  ): ClientUnaryCall;
+  /** The endpoint's latest recoveries (the console shows the running one's progress). */
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
+  ): ClientUnaryCall;
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
+  ): ClientUnaryCall;
+  listRecoveries(
+    request: ListRecoveriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListRecoveriesResponse) => void,
   ): ClientUnaryCall;
 }
 

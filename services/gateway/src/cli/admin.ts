@@ -4,7 +4,8 @@
  * 1 (infrastructure), warnings as {"warning"} lines on stderr. `--help` / `-h`, alone or after a
  * command, prints usage on stdout and exits 0.
  *
- * Key commands use the gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
+ * Key and console user commands (`user create|invite|disable|list`, docs/console.md) use the
+ * gateway's schema at DATABASE_URL; tenant commands (and the tenant checks of
  * `key create --tenants` and `event emit`) call the notify service at NOTIFY_ADDR over gRPC;
  * `event emit` publishes through the internal event contract of the webhooks service at
  * WEBHOOKS_ADDR; `usage record` enters token usage through notify's UsageService. Unset variables come from the local stack's .data/stack.env (written by
@@ -22,6 +23,7 @@ import {
   waitForDatabase,
   type Knex,
 } from "@platform/service-kit/postgres";
+import { inSpan, SpanKind, startTracing, traceIdOf, traceparentOf } from "@platform/service-kit/tracing";
 import { migrations } from "../../migrations/index.js";
 import { GATEWAY_SCHEMA, loadGatewayConfig, type GatewayConfig } from "../config.js";
 import { createApiKeyStore } from "../db/api-key-store.js";
@@ -84,6 +86,10 @@ interface Resources {
   projections(): ProjectionClient;
   /** A warning on stderr; the command still succeeds. */
   warn(message: string): void;
+  /** The options of every gRPC call: a new request id, and the command's trace context when traced. */
+  call(): { requestId: string; traceparent?: string | undefined };
+  /** The command's trace id when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  traceId: string | undefined;
 }
 
 interface Command {
@@ -128,7 +134,7 @@ async function requireTenants(resources: Resources, tenantIds: string[]): Promis
   const missing: string[] = [];
   for (const tenantId of tenantIds) {
     try {
-      await callNotify(resources, tenantId, () => resources.notify().getTenant({ tenantId }, cliCall()));
+      await callNotify(resources, tenantId, () => resources.notify().getTenant({ tenantId }, resources.call()));
     } catch (error) {
       if (error instanceof UsageError && error.message.startsWith("no such tenant")) missing.push(tenantId);
       else throw error;
@@ -145,7 +151,6 @@ const channelStates: Record<string, ChannelState> = {
   ready: ChannelState.CHANNEL_STATE_READY,
   not_ready: ChannelState.CHANNEL_STATE_NOT_READY,
 };
-const cliCall = () => ({ requestId: `admin_${randomUUID()}` });
 
 const commands: Record<string, Command> = {
   "key create": {
@@ -200,7 +205,7 @@ const commands: Record<string, Command> = {
       const plan = values.plan === undefined ? TenantPlan.TENANT_PLAN_TESTING : plans[values.plan];
       if (plan === undefined) throw new UsageError("--plan must be testing or commercial");
       const request = { id: values.id ?? "", name: values.name, plan };
-      return tenantCall(resources, request.id, () => resources.notify().createTenant(request, cliCall()));
+      return tenantCall(resources, request.id, () => resources.notify().createTenant(request, resources.call()));
     },
   },
   "tenant activate": {
@@ -210,7 +215,7 @@ const commands: Record<string, Command> = {
       const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
       if (!values.id) throw new UsageError("tenant activate needs --id ID");
       const tenantId = values.id;
-      return tenantCall(resources, tenantId, () => resources.notify().activateTenant({ tenantId }, cliCall()));
+      return tenantCall(resources, tenantId, () => resources.notify().activateTenant({ tenantId }, resources.call()));
     },
   },
   "tenant channel": {
@@ -227,7 +232,9 @@ const commands: Record<string, Command> = {
         throw new UsageError("tenant channel needs --id ID --state ready|not_ready");
       }
       const tenantId = values.id;
-      return tenantCall(resources, tenantId, () => resources.notify().setChannelState({ tenantId, state }, cliCall()));
+      return tenantCall(resources, tenantId, () =>
+        resources.notify().setChannelState({ tenantId, state }, resources.call()),
+      );
     },
   },
   "capability report": {
@@ -259,7 +266,7 @@ const commands: Record<string, Command> = {
         reasonCode: values.reason ?? "",
       };
       const response = await callNotify(resources, tenantId, () =>
-        resources.notify().reportCapabilityCheck(request, cliCall()),
+        resources.notify().reportCapabilityCheck(request, resources.call()),
       );
       return {
         capability: response.capability ? capabilityToJson(response.capability) : null,
@@ -282,7 +289,7 @@ const commands: Record<string, Command> = {
     usage: "--tenant ID --type TYPE --data JSON [--id EVENT_ID]",
     does:
       "publishes a platform event (conversation.started, booking.created, booking.cancelled, escalation.raised, " +
-      "escalation.resolved) through the internal event contract, as the platform would; prints its id. --data is " +
+      "escalation.resolved) through the internal event contract, as the platform would; prints its id (and its traceId when OTEL_EXPORTER_OTLP_ENDPOINT is set). --data is " +
       "the snapshot: a JSON object of the type's fields only, ids, states, RFC 3339 times and catalogue reason " +
       "codes, never text (docs/webhooks.md lists them; e.g. booking.created needs booking_id). capability.* come " +
       "from `capability report`, tenant.* from activation, usage.* from metering: they cannot be emitted. " +
@@ -314,9 +321,15 @@ const commands: Record<string, Command> = {
       await requireTenants(resources, [tenantId]);
       const request = { tenantId, type: values.type, dataJson: values.data, eventId: values.id ?? "", occurredAt: "" };
       const published = await callService("webhooks", resources.eventsAddress, tenantId, () =>
-        resources.events().publishEvent(request, cliCall()),
+        resources.events().publishEvent(request, resources.call()),
       );
-      return { id: published.eventId, tenant: tenantId, type: values.type, duplicate: published.duplicate };
+      return {
+        id: published.eventId,
+        tenant: tenantId,
+        type: values.type,
+        duplicate: published.duplicate,
+        ...(resources.traceId ? { traceId: resources.traceId } : {}),
+      };
     },
   },
   "usage record": {
@@ -340,7 +353,9 @@ const commands: Record<string, Command> = {
       }
       const tenantId = values.tenant;
       const request = { tenantId, tokens: String(tokens), recordId: values["record-id"] ?? "" };
-      const answer = await callNotify(resources, tenantId, () => resources.notify().recordUsage(request, cliCall()));
+      const answer = await callNotify(resources, tenantId, () =>
+        resources.notify().recordUsage(request, resources.call()),
+      );
       return { ...usageToJson(answer.usage), replayed: answer.replayed };
     },
   },
@@ -436,7 +451,7 @@ const commands: Record<string, Command> = {
     async run(args, resources) {
       parseArgs({ args, options: {}, strict: true });
       const result = await callService("notify", resources.notifyAddress, "", () =>
-        resources.projections().rebuildProjections({}, { ...cliCall(), timeoutMs: REBUILD_TIMEOUT_MS }),
+        resources.projections().rebuildProjections({}, { ...resources.call(), timeoutMs: REBUILD_TIMEOUT_MS }),
       );
       return { eventsApplied: Number(result.eventsApplied), lastSequence: Number(result.lastSequence) };
     },
@@ -469,7 +484,9 @@ async function setConsent(which: "opt-out" | "opt-in", args: string[], resources
   const { values } = parseArgs({ args, options: { id: { type: "string" }, to: { type: "string" } }, strict: true });
   if (!values.id || !values.to) throw new UsageError(`tenant ${which} needs --id ID --to PHONE`);
   const request = { tenantId: values.id, to: values.to, optedOut: which === "opt-out" };
-  return callNotify(resources, request.tenantId, () => resources.notify().setRecipientConsent(request, cliCall()));
+  return callNotify(resources, request.tenantId, () =>
+    resources.notify().setRecipientConsent(request, resources.call()),
+  );
 }
 
 function commandUsage(name: string): string {
@@ -517,15 +534,26 @@ async function run(argv: string[]): Promise<Outcome> {
     throw new UsageError(`usage: admin <${Object.keys(commands).join(" | ")}> [options]; admin --help for more`);
   }
   const config = loadGatewayConfig({ ...stackEnvironment(), ...process.env });
-  const opened = openResources(config);
+  // With OTEL_EXPORTER_OTLP_ENDPOINT, the command is the root span of its calls' traces.
+  const tracing = await startTracing("admin", config);
   try {
-    return { json: await command.run(argv.slice(2), opened.resources) };
+    return await inSpan(tracing.tracer, `admin ${name}`, undefined, { kind: SpanKind.CLIENT }, async (span) => {
+      const opened = openResources(config, traceparentOf(span));
+      try {
+        return { json: await command.run(argv.slice(2), opened.resources) };
+      } finally {
+        await opened.close();
+      }
+    });
   } finally {
-    await opened.close();
+    await tracing.shutdown();
   }
 }
 
-function openResources(config: GatewayConfig): { resources: Resources; close(): Promise<void> } {
+function openResources(
+  config: GatewayConfig,
+  traceparent: string | undefined,
+): { resources: Resources; close(): Promise<void> } {
   let db: Promise<Knex> | undefined;
   let notify: NotifyClient | undefined;
   let events: EventClient | undefined;
@@ -554,6 +582,8 @@ function openResources(config: GatewayConfig): { resources: Resources; close(): 
       eventsAddress: config.WEBHOOKS_ADDR,
       projections: () => (projections ??= createProjectionClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT)),
       warn: (message) => process.stderr.write(`${JSON.stringify({ warning: message })}\n`),
+      call: () => ({ requestId: `admin_${randomUUID()}`, traceparent }),
+      traceId: traceIdOf(traceparent),
     },
     async close() {
       notify?.close();

@@ -143,16 +143,16 @@ export function renderShell(options: ShellOptions): string {
 }
 
 /**
- * htmx under a CSP without 'unsafe-inline' or 'unsafe-eval': no injected indicator <style> (the
+ * htmx under a CSP without 'unsafe-inline' or 'unsafe-eval', answers of any status swapped in; no injected indicator <style> (the
  * style sheet has the rules), no eval (hx-on, js: values), no <script> in swapped content, and
- * requests only to this origin. A 4xx/5xx answer is a page too (a form refused with its message
- * beside the field, a 403): htmx swaps it in like any other instead of leaving the old page.
+ * requests only to this origin.
  */
 const HTMX_CONFIG = {
+  // Refusals (a form with errors: 400, 403, 409, 429) are whole pages too: swap them in, as a
+  // browser without JavaScript would show them.
   responseHandling: [
     { code: "204", swap: false },
-    { code: "[23]..", swap: true },
-    { code: "[45]..", swap: true, error: true },
+    { code: "...", swap: true },
   ],
   includeIndicatorStyles: false,
   allowEval: false,

@@ -2,7 +2,7 @@ import Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import getRawBody from "raw-body";
 import type { Flash } from "../db/console-store.js";
-import { roleReaches } from "../domain/console-role.js";
+import { roleReaches, type ConsoleViewer } from "../domain/console-role.js";
 import { sameSecret } from "../domain/console-token.js";
 import { ApiError } from "../http/api-error.js";
 import { EXACT_ROUTES } from "../http/router.js";
@@ -106,6 +106,8 @@ export function consoleMiddleware(routes: readonly ConsoleRoute[], deps: Console
           const unsafe = !SAFE_METHODS.has(ctx.method);
           if (unsafe) checkSameOrigin(ctx, deps.settings.baseUrl);
           const session = await BrowserSession.open(ctx, deps.store, limits);
+          // A refusal past this point is shown inside the signed-in user's shell.
+          ctx.state.consoleShell = { viewer: session.viewer, csrfToken: () => session.csrfToken() };
           const form = await readForm(ctx);
           const param = (name: string) => String((ctx.params as Record<string, string | undefined>)[name] ?? "");
           let answer: ConsoleAnswer;
@@ -214,6 +216,8 @@ interface RespondWith {
 }
 
 function renderError(ctx: Context, thrown: unknown, assets: Record<ConsoleAssetName, ConsoleAsset>): void {
+  const shell = (ctx.state as { consoleShell?: { viewer: ConsoleViewer | undefined; csrfToken(): string } })
+    .consoleShell;
   let status = 500;
   let title = "Something went wrong";
   let message = "The console could not complete this request. Try again; if it persists, contact support.";
@@ -241,8 +245,8 @@ function renderError(ctx: Context, thrown: unknown, assets: Record<ConsoleAssetN
     title,
     body: html`<p>${message}</p>
       <p><a href="/console">Back to the console</a></p>`,
-    viewer: undefined,
-    csrfToken: "",
+    viewer: shell?.viewer,
+    csrfToken: shell?.viewer ? shell.csrfToken() : "",
     flash: undefined,
     path: ctx.path,
     assets,

@@ -130,6 +130,11 @@ export interface ConsoleStore {
   consumeLink(digest: Buffer): Promise<LinkConsumption>;
   /** When a link (minted before, by id) expires; undefined when unknown. */
   linkExpiry(linkId: string): Promise<Date | undefined>;
+  /**
+   * Deletes what can no longer be used, kept `keepMs` for the record: sessions ended (or past the
+   * absolute limit), links expired, throttle windows over. Answers how many rows went.
+   */
+  purgeExpired(limits: { absoluteMs: number; windowMs: number; keepMs: number }): Promise<number>;
 }
 
 export function createConsoleStore(db: Knex): ConsoleStore {
@@ -339,6 +344,19 @@ export function createConsoleStore(db: Knex): ConsoleStore {
         .where("l.digest", digest);
       if (!found) return { outcome: "unknown" };
       return { outcome: found.used ? "used" : found.expired ? "expired" : "disabled" };
+    },
+    async purgeExpired({ absoluteMs, windowMs, keepMs }) {
+      const sessions = await db("console_sessions")
+        .delete()
+        .where("ended_at", "<", db.raw("now() - ?::interval", [ms(keepMs)]))
+        .orWhere("created_at", "<", db.raw("now() - ?::interval", [ms(absoluteMs + keepMs)]));
+      const links = await db("console_links")
+        .delete()
+        .where("expires_at", "<", db.raw("now() - ?::interval", [ms(keepMs)]));
+      const windows = await db("console_login_throttle")
+        .delete()
+        .where("window_started_at", "<", db.raw("now() - ?::interval", [ms(windowMs)]));
+      return sessions + links + windows;
     },
     async linkExpiry(linkId) {
       const row = await db("console_links").first<{ expires_at: Date } | undefined>("expires_at").where({ id: linkId });

@@ -18,14 +18,17 @@ export interface NotifyEvent {
   tenantId: string;
   occurredAt: Date;
   object: Record<string, unknown>;
+  /** The trace context of the change (its gRPC call's span): the row's, then the message's `traceparent`. */
+  traceparent?: string | undefined;
 }
 
 export { newEventId };
 
 /** The outbox row of an event (for writers outside knex, such as the send path's prepared statements). */
 export function outboxEntryOf(namespace: string, event: NotifyEvent): OutboxEntry & { id: string } {
-  const id = event.id || newEventId();
-  return { id, ...busEventOutboxEntry(namespace, { ...event, id }) };
+  const { traceparent, ...record } = event;
+  const id = record.id || newEventId();
+  return { id, ...busEventOutboxEntry(namespace, { ...record, id }, traceparent) };
 }
 
 export interface EventOutbox {

@@ -94,7 +94,13 @@ export interface NotificationStore {
    * become unknown (the transcript entry already says unknown). Returns the settled result, or
    * undefined when someone else settled or completed it first.
    */
-  settleAbandoned(tenantId: string, idempotencyKey: string, fingerprint: string): Promise<StoredSend | undefined>;
+  /** `traceparent`: the repeat's trace context, carried by the notification.unknown event. */
+  settleAbandoned(
+    tenantId: string,
+    idempotencyKey: string,
+    fingerprint: string,
+    traceparent?: string,
+  ): Promise<StoredSend | undefined>;
   listTranscript(
     tenantId: string,
     recipient: string,
@@ -321,7 +327,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
       if (entry) events!.kick();
     },
 
-    async settleAbandoned(tenantId, idempotencyKey, fingerprint) {
+    async settleAbandoned(tenantId, idempotencyKey, fingerprint, traceparent) {
       let announced = false;
       const settledResult = await db.transaction(async (trx) => {
         const command = await trx("notification_commands")
@@ -355,6 +361,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
               reason_code: OUTCOME_UNKNOWN_CODE,
               created_at: result.createdAt,
             },
+            traceparent,
           });
           announced = true;
         }

@@ -73,13 +73,25 @@ export async function applyEvent(trx: Knex.Transaction, event: ProjectedEvent, s
     const c = projection.attention;
     const id = attentionItemId(c.kind, c.subjectId);
     await trx.raw(
-      `insert into projection_attention (tenant_id, id, kind, subject_id, reason_code, opened_at, event_id, open, seq)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `insert into projection_attention
+         (tenant_id, id, kind, subject_id, reason_code, cause, opened_at, event_id, open, seq)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        on conflict (tenant_id, id) do update
-         set reason_code = excluded.reason_code, opened_at = excluded.opened_at, event_id = excluded.event_id,
-             open = excluded.open, seq = excluded.seq
+         set reason_code = excluded.reason_code, cause = excluded.cause, opened_at = excluded.opened_at,
+             event_id = excluded.event_id, open = excluded.open, seq = excluded.seq
          where projection_attention.seq < excluded.seq`,
-      [event.tenantId, id, c.kind, c.subjectId, c.open ? c.reasonCode : "", event.occurredAt, event.id, c.open, seq],
+      [
+        event.tenantId,
+        id,
+        c.kind,
+        c.subjectId,
+        c.open ? c.reasonCode : "",
+        c.open ? c.cause : "",
+        event.occurredAt,
+        event.id,
+        c.open,
+        seq,
+      ],
     );
   }
   return true;
@@ -107,6 +119,7 @@ export interface AttentionRow {
   kind: string;
   subjectId: string;
   reasonCode: string;
+  cause: string;
   openedAt: Date;
   eventId: string;
 }
@@ -176,6 +189,7 @@ export function createProjectionReader(db: Knex): ProjectionReader {
           kind: row.kind as string,
           subjectId: row.subject_id as string,
           reasonCode: row.reason_code as string,
+          cause: row.cause as string,
           openedAt: row.opened_at as Date,
           eventId: row.event_id as string,
         }),

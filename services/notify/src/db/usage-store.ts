@@ -74,6 +74,8 @@ export interface UsageStore {
     tokens: number;
     recordId?: string;
     at: Date;
+    /** The trace context of the call: carried by the threshold events it announces. */
+    traceparent?: string | undefined;
   }): Promise<UsageSnapshot & { replayed: boolean; announced: number }>;
   /** The tenant's usage of `month`. Throws TenantNotFoundError. */
   get(tenantId: string, month: string): Promise<UsageSnapshot>;
@@ -87,6 +89,7 @@ export interface UsageStore {
     month: string,
     caps: { softCap: number; hardCap: number },
     at: Date,
+    traceparent?: string,
   ): Promise<number>;
 }
 
@@ -97,6 +100,7 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
     row: UsageMonthRow,
     caps: { softCap: number; hardCap: number } | undefined,
     at: Date,
+    traceparent: string | undefined,
   ): Promise<{ row: UsageMonthRow; announced: number }> {
     const tokensUsed = Number(row.tokens_used);
     const due = newlyCrossedThresholds(
@@ -119,6 +123,7 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
         tenantId: row.tenant_id,
         occurredAt: at,
         object: thresholdCrossedObject(row.month, { threshold, cap, tokensUsed, crossedAt: at }),
+        traceparent,
       });
     }
     const [updated] = await trx("usage_months")
@@ -139,7 +144,7 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
   }
 
   return {
-    async record({ tenantId, month, tokens, recordId, at }) {
+    async record({ tenantId, month, tokens, recordId, at, traceparent }) {
       const result = await db.transaction(async (trx) => {
         await requireTenant(trx, tenantId);
         if (recordId !== undefined) {
@@ -170,7 +175,7 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
           .merge({ tokens_used: trx.raw("usage_months.tokens_used + ?", [tokens]) })
           .returning<UsageMonthRow[]>("*");
         const limits = await limitsOf(trx, tenantId);
-        const { row, announced } = await cross(trx, locked!, limits, at);
+        const { row, announced } = await cross(trx, locked!, limits, at, traceparent);
         return { usage: toUsageMonth(tenantId, month, row), limits, replayed: false, announced };
       });
       if (result.announced > 0) events.kick();
@@ -181,13 +186,13 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
       const row = await db("usage_months").first<UsageMonthRow | undefined>("*").where({ tenant_id: tenantId, month });
       return { usage: toUsageMonth(tenantId, month, row), limits: await limitsOf(db, tenantId) };
     },
-    async crossAfterLimitsChange(trx, tenantId, month, caps, at) {
+    async crossAfterLimitsChange(trx, tenantId, month, caps, at, traceparent) {
       const row = await trx("usage_months")
         .first<UsageMonthRow | undefined>("*")
         .where({ tenant_id: tenantId, month })
         .forUpdate();
       if (!row) return 0;
-      return (await cross(trx, row, caps, at)).announced;
+      return (await cross(trx, row, caps, at, traceparent)).announced;
     },
   };
 }

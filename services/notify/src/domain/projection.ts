@@ -20,7 +20,7 @@ export interface ActivityEntry {
   subjectId: string;
   reasonCode: string;
   state: string;
-  /** Who did it, when a person did (the event's `actor`, e.g. `console:<userId>`); "" otherwise. */
+  /** Who did it, when the event names them (`actor`: "console:user@example.com"); "" otherwise. */
   actor: string;
 }
 
@@ -35,7 +35,8 @@ export interface WorkChange {
 export type AttentionKind = "webhook_endpoint_dead_lettered" | "escalation" | "activation_stalled";
 
 export type AttentionChange =
-  | { open: true; kind: AttentionKind; subjectId: string; reasonCode: string }
+  /** `cause`: the class of what caused it (a webhook dead-letter's error class), "" when the event says none. */
+  | { open: true; kind: AttentionKind; subjectId: string; reasonCode: string; cause: string }
   | { open: false; kind: AttentionKind; subjectId: string };
 
 export interface Projection {
@@ -83,8 +84,8 @@ const subjects: Record<string, [kind: string, idField: string]> = {
   "webhook.endpoint_secret_rotated": ["webhook_endpoint", "endpoint_id"],
   "webhook.endpoint_recovery_started": ["webhook_endpoint", "endpoint_id"],
   "webhook.endpoint_recovery_finished": ["webhook_endpoint", "endpoint_id"],
-  "webhook.delivery_redriven": ["webhook_endpoint", "endpoint_id"],
-  "webhook.test_delivery_sent": ["webhook_endpoint", "endpoint_id"],
+  "webhook.delivery_redriven": ["webhook_delivery", "delivery_id"],
+  "webhook.test_delivery_sent": ["webhook_delivery", "delivery_id"],
   "conversation.started": ["conversation", "conversation_id"],
   "booking.created": ["booking", "booking_id"],
   "booking.cancelled": ["booking", "booking_id"],
@@ -132,19 +133,31 @@ export function projectEvent(event: ProjectedEvent): Projection {
       break;
     case "webhook.endpoint_dead_lettered":
       if (subjectId)
-        projection.attention = { open: true, kind: "webhook_endpoint_dead_lettered", subjectId, reasonCode };
+        projection.attention = {
+          open: true,
+          kind: "webhook_endpoint_dead_lettered",
+          subjectId,
+          reasonCode,
+          cause: token(object, "cause"),
+        };
       break;
     case "webhook.endpoint_resumed":
       if (subjectId) projection.attention = { open: false, kind: "webhook_endpoint_dead_lettered", subjectId };
       break;
     case "escalation.raised":
-      if (subjectId) projection.attention = { open: true, kind: "escalation", subjectId, reasonCode };
+      if (subjectId) projection.attention = { open: true, kind: "escalation", subjectId, reasonCode, cause: "" };
       break;
     case "escalation.resolved":
       if (subjectId) projection.attention = { open: false, kind: "escalation", subjectId };
       break;
     case "tenant.validation_failed":
-      projection.attention = { open: true, kind: "activation_stalled", subjectId: event.tenantId, reasonCode };
+      projection.attention = {
+        open: true,
+        kind: "activation_stalled",
+        subjectId: event.tenantId,
+        reasonCode,
+        cause: "",
+      };
       break;
     case "tenant.activated":
       projection.attention = { open: false, kind: "activation_stalled", subjectId: event.tenantId };

@@ -8,13 +8,21 @@ import { AckPolicy, DeliverPolicy, type JetStreamManager } from "nats";
 
 export const PROJECTIONS_CONSUMER = "notify-projections";
 
-/** Declares the durable consumer (idempotent; at every start). */
-export async function declareProjectionsConsumer(jsm: JetStreamManager, namespace: string): Promise<void> {
+/**
+ * Declares the durable consumer (idempotent; at every start). `ackWaitMs` (PROJECTIONS_ACK_WAIT) is
+ * how long the events a process had fetched stay with it before they come back to another: after a
+ * kill -9, the bound on when the polls show them.
+ */
+export async function declareProjectionsConsumer(
+  jsm: JetStreamManager,
+  namespace: string,
+  ackWaitMs: number,
+): Promise<void> {
   await ensureDurableConsumer(jsm, eventsStreamName(namespace), {
     durable_name: PROJECTIONS_CONSUMER,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(30_000),
+    ack_wait: nanos(ackWaitMs),
     max_deliver: -1,
     max_ack_pending: 10_000,
   });

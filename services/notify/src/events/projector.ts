@@ -11,10 +11,20 @@
  * function, then committed. The live consumer waits meanwhile and then goes on; what it applies
  * again is deduped.
  */
-import { decodeBusEvent, eventsStreamName } from "@platform/service-kit/event-bus";
+import { decodeBusEvent, eventsStreamName, traceparentOfMessage } from "@platform/service-kit/event-bus";
 import type { Logger } from "@platform/service-kit/logger";
 import { startPullLoop } from "@platform/service-kit/nats";
 import type { Knex } from "@platform/service-kit/postgres";
+import {
+  noTracing,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  traceparentOf,
+  withTraceId,
+  type Span,
+  type Tracer,
+} from "@platform/service-kit/tracing";
 import { DeliverPolicy, type JetStreamClient, type JsMsg } from "nats";
 import type { JetStreamManager } from "nats";
 import { applyEvent, lockExclusive, lockShared, truncateProjections } from "../db/projection-store.js";
@@ -46,23 +56,37 @@ export function startProjector(options: {
   fetchExpiresMs?: number;
   /** Counts the events applied (projector-metrics.ts). */
   metrics?: ProjectorMetrics;
+  /** One consumer span per applied event, the child of its message's `traceparent` header. */
+  tracer?: Tracer;
 }): Projector {
   const { logger } = options;
+  const tracer = options.tracer ?? noTracing.tracer;
 
-  async function handle(msg: JsMsg): Promise<void> {
-    const event = decodeBusEvent(msg.data);
-    if (!event) {
-      logger.error({ subject: msg.subject, seq: msg.seq }, "an event on the bus cannot be projected; dropped");
-      msg.term();
-      return;
-    }
+  /** One event's span (event id and type; never its snapshot) and the logger bound to its trace. */
+  function traced(msg: JsMsg, event: ProjectedEvent): { span: Span; log: Logger } {
+    const span = startSpan(tracer, "notify.projection.apply", traceparentOfMessage(msg), {
+      kind: SpanKind.CONSUMER,
+      attributes: { "notify.projection.event_id": event.id, "notify.projection.event_type": event.type },
+    });
+    return { span, log: withTraceId(logger, traceparentOf(span)) };
+  }
+
+  function applied(msg: JsMsg, event: ProjectedEvent, { span, log }: { span: Span; log: Logger }, isNew: boolean) {
+    span.setAttribute("notify.projection.applied", isNew);
+    span.end();
+    log.debug({ eventId: event.id, type: event.type, seq: msg.seq, applied: isNew }, "event projected");
+  }
+
+  async function handle(msg: JsMsg, event: ProjectedEvent, trace = traced(msg, event)): Promise<void> {
     try {
-      const applied = await projectOne(options.db, event, msg.seq);
-      logger.debug({ eventId: event.id, type: event.type, seq: msg.seq, applied }, "event projected");
+      const isNew = await projectOne(options.db, event, msg.seq);
       msg.ack();
+      applied(msg, event, trace, isNew);
       options.metrics?.projected.inc();
     } catch (error) {
-      logger.warn({ err: error, eventId: event.id }, "projecting failed; the event comes back");
+      trace.log.warn({ err: error, eventId: event.id }, "projecting failed; the event comes back");
+      trace.span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
+      trace.span.end();
       msg.nak(retryDelayMs);
     }
   }
@@ -70,14 +94,15 @@ export function startProjector(options: {
   /**
    * A fetch's events in one transaction (one commit for the batch, which is what keeps the send
    * path's cost down under load), acked after it; when the batch fails, each event on its own so
-   * one bad event holds back only itself.
+   * one bad event holds back only itself. Each event has its own span from before the batch to
+   * its ack (or to its own retry's end).
    */
   async function handleBatch(msgs: JsMsg[]): Promise<void> {
     if (msgs.length === 0) return;
-    const decoded: { msg: JsMsg; event: ProjectedEvent }[] = [];
+    const decoded: { msg: JsMsg; event: ProjectedEvent; trace: { span: Span; log: Logger }; isNew?: boolean }[] = [];
     for (const msg of msgs) {
       const event = decodeBusEvent(msg.data);
-      if (event) decoded.push({ msg, event });
+      if (event) decoded.push({ msg, event, trace: traced(msg, event) });
       else {
         logger.error({ subject: msg.subject, seq: msg.seq }, "an event on the bus cannot be projected; dropped");
         msg.term();
@@ -87,16 +112,18 @@ export function startProjector(options: {
     try {
       await options.db.transaction(async (trx) => {
         await lockShared(trx);
-        for (const { msg, event } of decoded) await applyEvent(trx, event, msg.seq);
+        for (const entry of decoded) entry.isNew = await applyEvent(trx, entry.event, entry.msg.seq);
       });
     } catch (error) {
       logger.warn({ err: error, events: decoded.length }, "projecting a batch failed; one event at a time");
-      await Promise.all(decoded.map(({ msg }) => handle(msg)));
+      await Promise.all(decoded.map(({ msg, event, trace }) => handle(msg, event, trace)));
       return;
     }
-    for (const { msg } of decoded) msg.ack();
+    for (const { msg, event, trace, isNew } of decoded) {
+      msg.ack();
+      applied(msg, event, trace, isNew ?? false);
+    }
     options.metrics?.projected.inc(decoded.length);
-    logger.debug({ events: decoded.length }, "events projected");
   }
 
   const batchSize = options.batchSize ?? 64;

@@ -100,9 +100,10 @@ export async function appendActivationEvents(
   tenantId: string,
   list: readonly ActivationEvent[],
   now: Date,
+  traceparent?: string,
 ): Promise<void> {
   for (const event of list) {
-    await events.append(trx, { type: event.type, tenantId, occurredAt: now, object: event.object });
+    await events.append(trx, { type: event.type, tenantId, occurredAt: now, object: event.object, traceparent });
   }
 }
 
@@ -111,7 +112,7 @@ export function createActivationService(deps: ActivationServiceDeps): UnaryHandl
   const required = deps.requiredCapabilities;
   const now = deps.now ?? (() => new Date());
   return {
-    async startActivation(request, { logger }) {
+    async startActivation(request, { logger, traceparent }) {
       const tenantId = requireTenantId(request.tenantId);
       const fingerprint = fingerprintOf(
         "notify.v1.ActivationService/StartActivation",
@@ -127,7 +128,7 @@ export function createActivationService(deps: ActivationServiceDeps): UnaryHandl
           const result = startActivation(snapshotOf(before, required), at);
           if (result.changed) {
             await deps.activation.saveTenant(trx, before, result, at);
-            await appendActivationEvents(trx, deps.events, tenantId, result.events, at);
+            await appendActivationEvents(trx, deps.events, tenantId, result.events, at, traceparent);
             emitted = result.events.length;
           }
           // The answer is the manifest as this execution left it (kept for replays).
@@ -143,7 +144,7 @@ export function createActivationService(deps: ActivationServiceDeps): UnaryHandl
       const stored = await deps.activation.get(requireTenantId(request.tenantId));
       return { manifest: manifestOf(stored, required) };
     },
-    async reportCapabilityCheck(request, { logger }) {
+    async reportCapabilityCheck(request, { logger, traceparent }) {
       const tenantId = requireTenantId(request.tenantId);
       const report = validateCapabilityReport({
         capability: request.capability,
@@ -157,7 +158,7 @@ export function createActivationService(deps: ActivationServiceDeps): UnaryHandl
         await deps.activation.saveCapability(trx, tenantId, result.capability);
         if (result.changed) {
           await deps.activation.saveTenant(trx, before, result, at, result.channelReady);
-          await appendActivationEvents(trx, deps.events, tenantId, result.events, at);
+          await appendActivationEvents(trx, deps.events, tenantId, result.events, at, traceparent);
         }
         return {
           stored: await deps.activation.lock(trx, tenantId),

@@ -92,6 +92,7 @@ export function createNotificationService(
     key: string,
     fingerprint: string,
     logger: Logger,
+    traceparent: string | undefined,
     depth = 0,
   ): Promise<SendNotificationResponse | "released"> {
     const decision = decideRepeat(await deps.store.findClaim(tenantId, key), fingerprint);
@@ -109,7 +110,7 @@ export function createNotificationService(
       case "settle_abandoned":
         break;
     }
-    const settled = await deps.store.settleAbandoned(tenantId, key, fingerprint);
+    const settled = await deps.store.settleAbandoned(tenantId, key, fingerprint, traceparent);
     if (settled) {
       logger.warn(
         { commandId: settled.notificationId },
@@ -119,7 +120,7 @@ export function createNotificationService(
     }
     // Someone else settled or completed it meanwhile: read it again (bounded).
     if (depth >= 2) throw new IdempotencyInProgressError();
-    return answerRepeat(tenantId, key, fingerprint, logger, depth + 1);
+    return answerRepeat(tenantId, key, fingerprint, logger, traceparent, depth + 1);
   }
 
   async function dispatch(
@@ -240,7 +241,7 @@ export function createNotificationService(
       for (let attempt = 0; attempt < 3; attempt++) {
         const sent = await dispatch(tenantId, key, notification, fingerprint, requestId, logger, traceparent);
         if (sent !== "claimed") return sent;
-        const repeat = await answerRepeat(tenantId, key, fingerprint, logger);
+        const repeat = await answerRepeat(tenantId, key, fingerprint, logger, traceparent);
         if (repeat !== "released") return repeat;
       }
       throw new IdempotencyInProgressError();

@@ -47,6 +47,7 @@ export function createProjectionService(deps: {
           kind: item.kind,
           subjectId: item.subjectId,
           reasonCode: item.reasonCode,
+          cause: item.cause,
           openedAt: item.openedAt.toISOString(),
           eventId: item.eventId,
         })),

@@ -108,7 +108,7 @@ export function createTenantService(deps: {
     async getTenant(request) {
       return { tenant: toProtoTenant(await deps.tenants.get(requireTenantId(request.tenantId))) };
     },
-    async activateTenant(request, { logger }) {
+    async activateTenant(request, { logger, traceparent }) {
       // The operator's override: live now, channel ready, tenant.activated unless it already was.
       const tenantId = requireTenantId(request.tenantId);
       const emitted = await deps.db.transaction(async (trx) => {
@@ -116,7 +116,7 @@ export function createTenantService(deps: {
         const before = await activation.lock(trx, tenantId);
         const outcome = forceLive(snapshotOf(before, []), at);
         await activation.saveTenant(trx, before, { ...outcome, changed: true }, at, true);
-        await appendActivationEvents(trx, deps.events, tenantId, outcome.events, at);
+        await appendActivationEvents(trx, deps.events, tenantId, outcome.events, at, traceparent);
         return outcome.events.length;
       });
       if (emitted > 0) deps.events.kick();
@@ -132,7 +132,7 @@ export function createTenantService(deps: {
       const tenant = await deps.tenants.update(requireTenantId(request.tenantId), (t) => withChannel(t, ready));
       return { tenant: toProtoTenant(tenant) };
     },
-    async setUsageLimits(request) {
+    async setUsageLimits(request, { traceparent }) {
       let announced = 0;
       const tenantId = requireTenantId(request.tenantId);
       const { softCap, hardCap } = validateUsageLimits(Number(request.softCap), Number(request.hardCap));
@@ -150,7 +150,14 @@ export function createTenantService(deps: {
           const limits = await deps.tenants.setUsageLimits(trx, tenantId, softCap, hardCap, expectedVersion);
           if (deps.usage) {
             const at = (deps.clock ?? (() => new Date()))();
-            announced = await deps.usage.crossAfterLimitsChange(trx, tenantId, usageMonthOf(at), limits, at);
+            announced = await deps.usage.crossAfterLimitsChange(
+              trx,
+              tenantId,
+              usageMonthOf(at),
+              limits,
+              at,
+              traceparent,
+            );
           }
           return toStoredLimits(limits);
         },

@@ -44,11 +44,11 @@ export function createUsageService(deps: {
 }): UnaryHandlers<typeof UsageServiceService> {
   const clock = deps.clock ?? (() => new Date());
   return {
-    async recordUsage(request, { logger }) {
+    async recordUsage(request, { logger, traceparent }) {
       const tenantId = requireTenantId(request.tenantId);
       const { tokens, recordId } = validateUsageRecord({ tokens: Number(request.tokens), recordId: request.recordId });
       const at = clock();
-      const result = await deps.usage.record({ tenantId, month: usageMonthOf(at), tokens, recordId, at });
+      const result = await deps.usage.record({ tenantId, month: usageMonthOf(at), tokens, recordId, at, traceparent });
       if (result.announced > 0) {
         logger.info(
           { tenantId, month: result.usage.month, tokensUsed: result.usage.tokensUsed, announced: result.announced },

@@ -39,6 +39,7 @@ interface LockedRow {
   next_attempt_at: Date | null;
   created_at: Date;
   generation: number;
+  traceparent: string | null;
   paused: boolean;
 }
 
@@ -116,7 +117,7 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
     const ids = batch.map((item) => item.deliveryId);
     const locked = await trx.raw<{ rows: LockedRow[] }>(
       `select d.id, d.endpoint_id, d.tenant_id, d.status, d.attempts, d.attempts_total, d.next_attempt_at, d.created_at,
-              d.generation, e.paused
+              d.generation, d.traceparent, e.paused
          from deliveries d join endpoints e on e.id = d.endpoint_id
         where d.id = any(?::text[])
         order by d.id
@@ -134,7 +135,10 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
       statusCode: number | null;
       error: string | null;
     }[] = [];
-    const pause = new Map<string, { tenantId: string; deliveryId: string; cause: string | null }>();
+    const pause = new Map<
+      string,
+      { tenantId: string; deliveryId: string; traceparent: string | null; cause: string | null }
+    >();
     const outcomes = batch.map((item): RecordedAttempt | Error => {
       const row = rows.get(item.deliveryId);
       if (!row) return new Error(`delivery ${item.deliveryId} disappeared during its attempt`);
@@ -167,8 +171,14 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
         statusCode: attempt.statusCode,
         error: attempt.error,
       });
-      if (transition?.pauseEndpoint)
-        pause.set(row.endpoint_id, { tenantId: row.tenant_id, deliveryId: row.id, cause: errorClassOf(attempt) });
+      if (transition?.pauseEndpoint) {
+        pause.set(row.endpoint_id, {
+          tenantId: row.tenant_id,
+          deliveryId: row.id,
+          traceparent: row.traceparent,
+          cause: errorClassOf(attempt),
+        });
+      }
       return {
         number,
         status: next.status,

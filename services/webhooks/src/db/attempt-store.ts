@@ -153,7 +153,13 @@ export function attemptRowOf(deliveryId: string, endpointId: string, number: num
  */
 export async function pauseDeadLetteredEndpoints(
   trx: Knex.Transaction,
-  pauses: readonly { endpointId: string; tenantId: string; deliveryId: string; cause: string | null }[],
+  pauses: readonly {
+    endpointId: string;
+    tenantId: string;
+    deliveryId: string;
+    traceparent: string | null;
+    cause: string | null;
+  }[],
   events?: EndpointEvents,
 ): Promise<void> {
   if (pauses.length === 0) return;
@@ -246,7 +252,7 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
         const row = await trx("deliveries")
           .where({ id: deliveryId })
           .forUpdate()
-          .first<(LockedRow & { endpoint_id: string; tenant_id: string }) | undefined>("*");
+          .first<(LockedRow & { endpoint_id: string; tenant_id: string; traceparent: string | null }) | undefined>("*");
         if (!row) throw new Error(`delivery ${deliveryId} disappeared during its attempt`);
         const endpoint = await trx("endpoints")
           .where({ id: row.endpoint_id })
@@ -279,7 +285,15 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
         if (transition?.pauseEndpoint) {
           await pauseDeadLetteredEndpoints(
             trx,
-            [{ endpointId: row.endpoint_id, tenantId: row.tenant_id, deliveryId, cause: errorClassOf(attempt) }],
+            [
+              {
+                endpointId: row.endpoint_id,
+                tenantId: row.tenant_id,
+                deliveryId,
+                traceparent: row.traceparent,
+                cause: errorClassOf(attempt),
+              },
+            ],
             events,
           );
         }

@@ -122,6 +122,8 @@ export interface TestDeliveryInput {
   payload: string;
   held: boolean;
   now: Date;
+  /** The trace context of the call that asked for it: its attempts' spans are children of it. */
+  traceparent?: string | undefined;
 }
 
 export interface LedgerStore {
@@ -299,6 +301,7 @@ export function createLedgerStore(db: Knex): LedgerStore {
           generation: 1,
           created_at: input.now,
           updated_at: input.now,
+          ...(input.traceparent ? { traceparent: input.traceparent } : {}),
         })
         .returning<DeliveryRow[]>(deliveryColumns);
       return fromRow(row!);

@@ -161,6 +161,22 @@ export async function getRecovery(
   return fromRow(row);
 }
 
+/** The endpoint's latest `limit` recoveries, newest first. */
+export async function listRecoveries(
+  db: Knex,
+  tenantId: string,
+  endpointId: string,
+  limit: number,
+): Promise<RecoveryRecord[]> {
+  const rows = await db("recoveries")
+    .where({ tenant_id: tenantId, endpoint_id: endpointId })
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .select<RecoveryRow[]>(columns);
+  return rows.map(fromRow);
+}
+
 /**
  * Takes the oldest active recovery that nobody holds (never leased, or its lease ran out) for
  * `owner` until `leaseMs` from now; running from then on.

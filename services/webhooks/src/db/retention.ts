@@ -1,13 +1,15 @@
 /**
  * The retention (WEBHOOKS_RETENTION, 30 days): deliveries (their attempts cascade) created longer
  * ago than it, then events older than it that have no delivery left, removed in batches of
- * `batchSize` so no statement holds many locks for long. The janitor (delivery/janitor.ts) runs it.
+ * `batchSize` so no statement holds many locks for long; and recoveries that finished longer ago
+ * than it (their items cascade). The janitor (delivery/janitor.ts) runs it.
  */
 import type { Knex } from "@platform/service-kit/postgres";
 
 export interface ExpiredRemoved {
   deliveries: number;
   events: number;
+  recoveries: number;
 }
 
 /** Removes everything past the retention, batch by batch, until nothing is left to remove. */
@@ -15,7 +17,7 @@ export async function removeExpired(
   db: Knex,
   options: { retentionMs: number; batchSize: number },
 ): Promise<ExpiredRemoved> {
-  const result: ExpiredRemoved = { deliveries: 0, events: 0 };
+  const result: ExpiredRemoved = { deliveries: 0, events: 0, recoveries: 0 };
   const age = [options.retentionMs, options.batchSize];
   for (;;) {
     const removed = await db.raw<{ rowCount: number }>(
@@ -38,6 +40,18 @@ export async function removeExpired(
       age,
     );
     result.events += removed.rowCount;
+    if (removed.rowCount < options.batchSize) break;
+  }
+  for (;;) {
+    const removed = await db.raw<{ rowCount: number }>(
+      `delete from recoveries where id in (
+         select id from recoveries
+          where state in ('completed', 'failed')
+            and finished_at < now() - make_interval(secs => ?::double precision / 1000)
+          limit ?)`,
+      age,
+    );
+    result.recoveries += removed.rowCount;
     if (removed.rowCount < options.batchSize) break;
   }
   return result;

@@ -12,7 +12,7 @@
  * of crowding every fetch.
  */
 import type { Logger } from "@platform/service-kit/logger";
-import { inSpan, noTracing, SpanKind, SpanStatusCode, traceIdOf, type Tracer } from "@platform/service-kit/tracing";
+import { inSpan, noTracing, SpanKind, SpanStatusCode, withTraceId, type Tracer } from "@platform/service-kit/tracing";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
 import type { AttemptStore, ClaimedDelivery } from "../db/attempt-store.js";
 import { classifyAttempt, type AttemptOutcome, type AttemptResult } from "../domain/attempt-outcome.js";
@@ -117,6 +117,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     secrets: EndpointSecrets,
     msg: JsMsg,
     ids: Record<string, string>,
+    log: Logger,
   ): Promise<DeliveryResponse> {
     const started = performance.now();
     const heartbeat = setInterval(() => msg.working(), heartbeatEveryMs);
@@ -138,7 +139,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         ]).finally(() => clearTimeout(timer));
       } catch (error) {
         if (!(error instanceof TargetNotAllowedError)) throw error;
-        logger.warn(
+        log.warn(
           { ...ids, refusal: error.refusal, address: error.address },
           "the endpoint's URL is not a target deliveries may reach; no connection made",
         );
@@ -185,15 +186,17 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
     }
     const delivery = claim.delivery;
     const ids = { eventId: delivery.eventId, deliveryId: delivery.id, endpointId: delivery.endpointId };
+    // Every line about this delivery carries its trace id (the fan-out's trace, kept on the row).
+    const log = withTraceId(logger, delivery.traceparent ?? undefined);
     if (delivery.deleted) {
       await options.store.abandonClaimed(delivery.id);
-      logger.info(ids, "the endpoint was deleted; the delivery is dead-lettered without an attempt");
+      log.info(ids, "the endpoint was deleted; the delivery is dead-lettered without an attempt");
       msg.ack();
       return;
     }
     if (delivery.paused) {
       await options.store.holdClaimed(delivery.id);
-      logger.debug(ids, "the endpoint is paused; the delivery is held");
+      log.debug(ids, "the endpoint is paused; the delivery is held");
       msg.ack();
       return;
     }
@@ -207,7 +210,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       secrets = secretsOf(delivery, options.keyRing);
     } catch (error) {
       // Names the failure class only: never key or secret material.
-      logger.error({ ...ids, error: (error as Error).name }, "the endpoint's signing secret cannot be opened");
+      log.error({ ...ids, error: (error as Error).name }, "the endpoint's signing secret cannot be opened");
       await options.store.release(delivery.id);
       msg.nak(secretFailureDelayMs);
       return;
@@ -228,7 +231,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         },
       },
       async (span) => {
-        const response = await send(delivery, secrets, msg, ids);
+        const response = await send(delivery, secrets, msg, ids, log);
         const outcome: AttemptOutcome = classifyAttempt(response.result);
         span.setAttribute("webhooks.outcome", outcome.ok ? "succeeded" : outcome.reason);
         if (outcome.statusCode !== null) span.setAttribute("http.response.status_code", outcome.statusCode);
@@ -260,10 +263,9 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         Math.max(0, attemptedAt.getTime() + response.durationMs - recorded.createdAt.getTime()) / 1000,
       );
     }
-    logger.info(
+    log.info(
       {
         ...ids,
-        ...(delivery.traceparent ? { trace_id: traceIdOf(delivery.traceparent) } : {}),
         attempt: recorded.number,
         outcome: label,
         statusCode: outcome.statusCode,

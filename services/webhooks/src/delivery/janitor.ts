@@ -18,8 +18,8 @@ export function startJanitor(options: {
   return every(options.intervalMs, async () => {
     try {
       const removed = await removeExpired(options.db, options);
-      if (removed.deliveries + removed.events > 0)
-        options.logger.info(removed, "removed deliveries and events past retention");
+      if (removed.deliveries + removed.events + removed.recoveries > 0)
+        options.logger.info(removed, "removed deliveries, events and recoveries past retention");
     } catch (error) {
       options.logger.warn({ err: error }, "removing expired deliveries and events failed; next time");
     }

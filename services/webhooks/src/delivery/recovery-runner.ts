@@ -32,7 +32,7 @@ import {
   RedriveWindowClosedError,
 } from "../domain/delivery-state.js";
 import { EndpointNotFoundError } from "../domain/endpoint.js";
-import { redriveDueAt } from "../domain/recovery.js";
+import { nextRedriveAt } from "../domain/recovery.js";
 import { every, type Periodic } from "./periodic.js";
 
 export interface RecoveryRunnerOptions {
@@ -79,9 +79,8 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): Periodic {
     });
 
   /** One item of the recovery, or its end, in one transaction. */
-  function step(recovery: RecoveryRecord): Promise<Step> {
+  function step(recovery: RecoveryRecord, now: Date): Promise<Step> {
     return db.transaction(async (trx): Promise<Step> => {
-      const now = clock();
       const held = await lockHeldRecovery(trx, recovery.id, owner);
       if (!held) return { kind: "lost" };
       const finish = async (outcome: { state: "completed" } | { state: "failed"; failureCode: string }) => {
@@ -96,7 +95,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): Periodic {
         endpoint = await endpoints.lock(trx, held.tenantId, held.endpointId);
       } catch (error) {
         if (error instanceof EndpointNotFoundError)
-          return finish({ state: "failed", failureCode: "webhook.endpoint_deleted" });
+          return finish({ state: "failed", failureCode: "webhook.recovery_endpoint_deleted" });
         throw error;
       }
       let outcome: "redriven" | "skipped" = "skipped";
@@ -139,18 +138,20 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): Periodic {
   async function run(recovery: RecoveryRecord) {
     const log = logger.child({ recoveryId: recovery.id, endpointId: recovery.endpointId });
     log.info({ total: recovery.total, done: recovery.redriven + recovery.skipped }, "recovery claimed");
-    // Paced from the start of this run: redrive i is due i / rate seconds after it.
-    const startedAt = Date.now();
-    let paced = 0;
+    // Paced: each redrive at least 1/rate after the previous one began.
+    let previousRedriveAt: number | undefined;
     for (;;) {
-      const dueInMs = redriveDueAt(startedAt, paced, options.ratePerSecond) - Date.now();
-      if (dueInMs > 0 && !stopping) await sleep(dueInMs);
+      const dueAt = nextRedriveAt(previousRedriveAt, options.ratePerSecond);
+      // A timer may fire a millisecond early by the wall clock: wait until it is really due.
+      while (!stopping && Date.now() < dueAt) await sleep(dueAt - Date.now());
       if (stopping) {
         await releaseRecovery(db, recovery.id, owner);
         log.info("recovery given back: the runner is stopping");
         return;
       }
-      const result = await step(recovery);
+      // The step's time is the redrive's (the item's done_at): the pacing is measured on it.
+      const stepAt = clock();
+      const result = await step(recovery, stepAt);
       if (result.kind === "lost") {
         log.warn("recovery lease lost to another runner; leaving it");
         return;
@@ -161,7 +162,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): Periodic {
         log.info({ state, total, redriven, skipped, failureCode }, "recovery finished");
         return;
       }
-      if (result.outcome === "redriven") paced += 1;
+      if (result.outcome === "redriven") previousRedriveAt = stepAt.getTime();
       if (result.job) await announce(result.job);
     }
   }

@@ -16,25 +16,25 @@ export const currentApiVersion = "2026-07-01";
  * internal fact that tells the tenant projections (one catalogue code for all three).
  */
 export const ENDPOINT_DEAD_LETTERED = "webhook.endpoint_dead_lettered" satisfies CatalogueCode;
-/**
- * The type of the internal fact that an endpoint was resumed (by anyone, with the `actor` when a
- * person did it); after a dead letter it also closes the endpoint's attention item.
- */
+/** The type of the internal fact that an endpoint a dead-letter paused was resumed. */
 export const ENDPOINT_RESUMED = "webhook.endpoint_resumed";
-/**
- * The types of the internal facts of the other management actions, each with the endpoint, the
- * delivery when there is one, and the `actor` when a person did it (activity feed; issue 18).
- */
-export const ENDPOINT_CREATED = "webhook.endpoint_created";
-export const ENDPOINT_UPDATED = "webhook.endpoint_updated";
-export const ENDPOINT_DELETED = "webhook.endpoint_deleted";
-export const ENDPOINT_PAUSED = "webhook.endpoint_paused";
-export const ENDPOINT_SECRET_ROTATED = "webhook.endpoint_secret_rotated";
-export const DELIVERY_REDRIVEN = "webhook.delivery_redriven";
-export const TEST_DELIVERY_SENT = "webhook.test_delivery_sent";
 /** The types of the internal facts that a recovery of the endpoint began and ended (activity feed). */
 export const ENDPOINT_RECOVERY_STARTED = "webhook.endpoint_recovery_started";
 export const ENDPOINT_RECOVERY_FINISHED = "webhook.endpoint_recovery_finished";
+/**
+ * The internal facts of the other console and API actions, one per action (with the actor when
+ * the caller named one): the tenant's activity feed. ResumeEndpoint announces ENDPOINT_RESUMED.
+ */
+export const endpointActionTypes = {
+  created: "webhook.endpoint_created",
+  updated: "webhook.endpoint_updated",
+  deleted: "webhook.endpoint_deleted",
+  paused: "webhook.endpoint_paused",
+  secretRotated: "webhook.endpoint_secret_rotated",
+  deliveryRedriven: "webhook.delivery_redriven",
+  testDeliverySent: "webhook.test_delivery_sent",
+} as const;
+export type EndpointActionType = (typeof endpointActionTypes)[keyof typeof endpointActionTypes];
 
 export const maxUrlLength = 2048;
 export const maxDescriptionLength = 500;

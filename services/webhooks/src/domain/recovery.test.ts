@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recoveryActor, recoveryWindow, redriveDueAt } from "./recovery.js";
+import { nextRedriveAt, recoveryWindow } from "./recovery.js";
 
 const now = new Date("2026-07-31T12:00:00.000Z");
 const retentionMs = 30 * 86_400_000;
@@ -43,20 +43,10 @@ describe("recoveryWindow", () => {
   });
 });
 
-describe("recoveryActor", () => {
-  it("trims, treats empty as none, refuses long or multi-line actors", () => {
-    expect(recoveryActor(undefined)).toBeNull();
-    expect(recoveryActor("  ")).toBeNull();
-    expect(recoveryActor(" console:ana@example.com ")).toBe("console:ana@example.com");
-    expect(refusal(() => recoveryActor("a".repeat(201))).code).toBe("request.invalid");
-    expect(refusal(() => recoveryActor("a\nb")).code).toBe("request.invalid");
-  });
-});
-
-describe("redriveDueAt", () => {
-  it("spaces redrives 1/rate apart from the start of the run", () => {
-    expect(redriveDueAt(1000, 0, 5)).toBe(1000);
-    expect(redriveDueAt(1000, 1, 5)).toBe(1200);
-    expect(redriveDueAt(1000, 10, 5)).toBe(3000);
+describe("nextRedriveAt", () => {
+  it("the first at once, each next 1/rate after the previous one began", () => {
+    expect(nextRedriveAt(undefined, 5)).toBe(0);
+    expect(nextRedriveAt(1000, 5)).toBe(1200);
+    expect(nextRedriveAt(1000, 0.5)).toBe(3000);
   });
 });

@@ -11,8 +11,6 @@ export type RecoveryState = "queued" | "running" | "completed" | "failed";
 /** The statuses a recovery redrives: what a single redrive accepts. */
 export const recoverableStatuses: readonly DeliveryStatus[] = ["awaiting_retry", "dead_lettered"];
 
-export const MAX_ACTOR_LENGTH = 200;
-
 export interface RecoveryWindow {
   since: Date;
   /** Exclusive; the recovery's creation time when not given. */
@@ -57,25 +55,13 @@ export function recoveryWindow(
   return { since, until, untilGiven: true };
 }
 
-/** The optional actor: trimmed, 1-200 characters, one line; empty counts as not given. */
-export function recoveryActor(actor: string | undefined): string | null {
-  const trimmed = actor?.trim() ?? "";
-  if (trimmed === "") return null;
-  if ([...trimmed].length > MAX_ACTOR_LENGTH || /\p{Cc}/u.test(trimmed)) {
-    throw new InvalidArgumentError(
-      "request.invalid",
-      `actor must be one line of at most ${MAX_ACTOR_LENGTH} characters`,
-    );
-  }
-  return trimmed;
-}
-
 /**
- * The pacing of a recovery at `ratePerSecond`: the i-th redrive (0-based) of a run is due
- * i / rate seconds after the run began, so N redrives take at least (N - 1) / rate seconds.
+ * The pacing of a recovery at `ratePerSecond`: a redrive is due 1 / rate seconds after the
+ * previous one began (the first at once), so redrives are never closer than that and N of them
+ * take at least (N - 1) / rate seconds. A slow step is never made up for by a quicker next one.
  */
-export function redriveDueAt(runStartedAtMs: number, index: number, ratePerSecond: number): number {
-  return runStartedAtMs + (index * 1000) / ratePerSecond;
+export function nextRedriveAt(previousRedriveAtMs: number | undefined, ratePerSecond: number): number {
+  return previousRedriveAtMs === undefined ? 0 : previousRedriveAtMs + 1000 / ratePerSecond;
 }
 
 export class EndpointPausedError extends DomainError {

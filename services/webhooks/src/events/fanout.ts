@@ -21,6 +21,7 @@ import {
   SpanStatusCode,
   startSpan,
   traceparentOf,
+  withTraceId,
   type Tracer,
 } from "@platform/service-kit/tracing";
 import type { Knex } from "@platform/service-kit/postgres";
@@ -155,17 +156,19 @@ export function startFanout(options: {
       kind: SpanKind.CONSUMER,
       attributes: { "webhooks.event_id": event.id, "webhooks.event_type": event.type },
     });
+    const traceparent = traceparentOf(span);
+    const log = withTraceId(logger, traceparent);
     try {
-      const result = await fanOutEvent(options.db, options.queue, event, { traceparent: traceparentOf(span) });
+      const result = await fanOutEvent(options.db, options.queue, event, { traceparent });
       span.setAttribute("webhooks.deliveries_created", result.deliveries);
       if (result.newEvent) options.metrics.eventsFannedOut.inc();
-      logger.debug(
+      log.debug(
         { eventId: event.id, type: event.type, tenant: event.tenant, ...result, jobs: result.jobs.length },
         "event fanned out",
       );
       msg.ack();
     } catch (error) {
-      logger.warn({ err: error, eventId: event.id }, "fan-out failed; the event comes back");
+      log.warn({ err: error, eventId: event.id }, "fan-out failed; the event comes back");
       span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
       msg.nak(retryDelayMs);
     } finally {

@@ -33,10 +33,17 @@ import {
   appendRecoveryStarted,
   type EndpointEvents,
 } from "../db/endpoint-events.js";
-import { countRecoverable, getRecovery, insertRecovery, type RecoveryRecord } from "../db/recovery-store.js";
+import { actorOf } from "../domain/actor.js";
+import {
+  countRecoverable,
+  getRecovery,
+  insertRecovery,
+  listRecoveries,
+  type RecoveryRecord,
+} from "../db/recovery-store.js";
 import { errorClassOf } from "../domain/attempt-outcome.js";
 import { endpointHealth, successRateOf } from "../domain/endpoint-health.js";
-import { EndpointPausedError, recoveryActor, recoveryWindow } from "../domain/recovery.js";
+import { EndpointPausedError, recoveryWindow } from "../domain/recovery.js";
 import {
   createLedgerStore,
   deliveryState,
@@ -49,14 +56,9 @@ import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import {
   checkExpectedVersion,
   currentApiVersion,
-  DELIVERY_REDRIVEN,
-  ENDPOINT_CREATED,
-  ENDPOINT_DELETED,
-  ENDPOINT_PAUSED,
-  ENDPOINT_SECRET_ROTATED,
-  ENDPOINT_UPDATED,
+  endpointActionTypes,
   endpointRefusal,
-  TEST_DELIVERY_SENT,
+  type EndpointActionType,
   InvalidEndpointError,
   validateEndpointUpdate,
   validateNewEndpoint,
@@ -219,19 +221,6 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
   const once = <R>(tenantId: string, key: string, fingerprint: string, effect: (trx: Knex.Transaction) => Promise<R>) =>
     runIdempotently(deps.db, { scope: tenantId, key, fingerprint }, effect, deps.idempotency);
 
-  /**
-   * Who did what to an endpoint, for the activity feed: an internal fact written in the transaction
-   * of the change (so a replay adds nothing), with the caller's x-actor when a person asked.
-   */
-  async function recordAction(
-    trx: Knex.Transaction,
-    action: { tenantId: string; type: string; endpointId: string; deliveryId?: string; actor: string | undefined },
-  ): Promise<boolean> {
-    if (!deps.events) return false;
-    await appendEndpointAction(trx, deps.events.namespace, action);
-    return true;
-  }
-
   /** After the commit: a lost enqueue is logged, and the sweeper enqueues the overdue delivery. */
   async function announce(jobs: readonly DeliveryJob[], logger: Logger) {
     if (jobs.length === 0) return;
@@ -278,6 +267,20 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
     await deps.targets.resolve(new URL(url));
   }
 
+  /** The action's fact for the activity feed, in the transaction of the action. */
+  async function recordAction(
+    trx: Knex.Transaction,
+    tenantId: string,
+    type: EndpointActionType,
+    action: { endpointId: string; deliveryId?: string; actor: string | null; traceparent: string | undefined },
+  ) {
+    if (deps.events) await appendEndpointAction(trx, deps.events.namespace, { tenantId, type, ...action });
+  }
+  /** After an action's commit: the relay publishes its fact now rather than at its next poll. */
+  const kickRelay = (replayed: boolean) => {
+    if (!replayed) deps.events?.kick();
+  };
+
   /** Locks the endpoint, checks expected_version, writes the change: the common body of mutations. */
   async function change(
     trx: Knex.Transaction,
@@ -292,27 +295,26 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
   }
 
   return {
-    async createEndpoint(request, { logger, actor }) {
+    async createEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
+      const actor = actorOf(request.actor);
       const endpoint = validated(() =>
         validateNewEndpoint({ url: request.url, description: request.description, eventTypes: request.eventTypes }),
       );
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/CreateEndpoint",
-        CreateEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        CreateEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
       await checkTarget(endpoint.url);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const id = newEndpointId();
         const secretSealed = sealSecret(deps.keyRing, generateSigningSecret(), id);
         const created = await endpoints.insert(trx, { ...endpoint, id, tenantId, secretSealed, now: clock() });
-        await recordAction(trx, { tenantId, type: ENDPOINT_CREATED, endpointId: id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.created, { endpointId: id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(created)), secretSealed } satisfies StoredSecretAnswer;
       });
-      if (!outcome.replayed) {
-        logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
-        deps.events?.kick();
-      }
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: outcome.result.endpoint.id }, "endpoint created");
+      kickRelay(outcome.replayed);
       const answer = openAnswer(outcome.result);
       return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
@@ -334,8 +336,9 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async updateEndpoint(request, { logger, actor }) {
+    async updateEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
+      const actor = actorOf(request.actor);
       const changes = validated(() =>
         validateEndpointUpdate({
           url: request.url,
@@ -345,89 +348,90 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       );
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/UpdateEndpoint",
-        UpdateEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        UpdateEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
       if (changes.url !== undefined) await checkTarget(changes.url);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => changes);
-        await recordAction(trx, { tenantId, type: ENDPOINT_UPDATED, endpointId: updated.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.updated, { endpointId: updated.id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
-      if (!outcome.replayed) {
-        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
-        deps.events?.kick();
-      }
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint updated");
+      kickRelay(outcome.replayed);
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async deleteEndpoint(request, { logger, actor }) {
+    async deleteEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/DeleteEndpoint",
-        DeleteEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        DeleteEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const deleted = await change(trx, request, (_endpoint, now) => ({ deletedAt: now }));
-        await recordAction(trx, { tenantId, type: ENDPOINT_DELETED, endpointId: deleted.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.deleted, { endpointId: deleted.id, actor, traceparent });
         return null;
       });
-      if (!outcome.replayed) {
-        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint deleted");
-        deps.events?.kick();
-      }
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint deleted");
+      kickRelay(outcome.replayed);
       return { replayed: outcome.replayed };
     },
 
-    async pauseEndpoint(request, { logger, actor }) {
+    async pauseEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/PauseEndpoint",
-        PauseEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        PauseEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => ({ paused: true }));
-        await recordAction(trx, { tenantId, type: ENDPOINT_PAUSED, endpointId: updated.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.paused, { endpointId: updated.id, actor, traceparent });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
-      if (!outcome.replayed) {
-        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
-        deps.events?.kick();
-      }
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint paused");
+      kickRelay(outcome.replayed);
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async resumeEndpoint(request, { logger, actor }) {
+    async resumeEndpoint(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/ResumeEndpoint",
-        ResumeEndpointRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        ResumeEndpointRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       let released: DeliveryJob[] = [];
-      let announced = false as boolean;
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const updated = await change(trx, request, () => ({ paused: false, attentionReason: null }));
         released = await ledger.releaseHeld(trx, updated.id, clock());
+        // The activity entry; and the attention item a dead letter opened closes with this commit.
         if (deps.events) {
-          // Every resume is in the activity feed; one after a dead letter closes its attention item.
-          await appendEndpointResumed(trx, deps.events.namespace, { tenantId, endpointId: updated.id, actor });
-          announced = true;
+          await appendEndpointResumed(trx, deps.events.namespace, {
+            tenantId,
+            endpointId: updated.id,
+            actor,
+            traceparent,
+          });
         }
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)) };
       });
       if (!outcome.replayed) {
         logger.info({ tenantId, endpointId: request.endpointId, released: released.length }, "endpoint resumed");
-        if (announced) deps.events?.kick();
+        kickRelay(outcome.replayed);
         await announce(released, logger);
       }
       return { endpoint: await oneWithHealth(outcome.result.endpoint), replayed: outcome.replayed };
     },
 
-    async rotateSecret(request, { logger, actor }) {
+    async rotateSecret(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RotateSecret",
-        RotateSecretRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        RotateSecretRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         let secretSealed = "";
         const updated = await change(trx, request, (current, now) => {
@@ -439,13 +443,15 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
             previousSecretExpiresAt: new Date(now.getTime() + rotationGraceMs),
           };
         });
-        await recordAction(trx, { tenantId, type: ENDPOINT_SECRET_ROTATED, endpointId: updated.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.secretRotated, {
+          endpointId: updated.id,
+          actor,
+          traceparent,
+        });
         return { endpoint: toProtoEndpoint(withoutSecrets(updated)), secretSealed } satisfies StoredSecretAnswer;
       });
-      if (!outcome.replayed) {
-        logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
-        deps.events?.kick();
-      }
+      if (!outcome.replayed) logger.info({ tenantId, endpointId: request.endpointId }, "endpoint secret rotated");
+      kickRelay(outcome.replayed);
       const answer = openAnswer(outcome.result);
       return { ...answer, endpoint: await oneWithHealth(answer.endpoint), replayed: outcome.replayed };
     },
@@ -489,12 +495,13 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { delivery: toProtoDelivery(delivery), attempts: attempts.map(toProtoAttempt), payload };
     },
 
-    async redriveDelivery(request, { logger, actor }) {
+    async redriveDelivery(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RedriveDelivery",
-        RedriveDeliveryRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        RedriveDeliveryRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       let jobs: DeliveryJob[] = [];
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
@@ -502,14 +509,18 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
         const now = clock();
         const state = redrive(deliveryState(delivery), { now, endpointPaused: endpoint.paused, windowMs: retentionMs });
         const restarted = await ledger.restart(trx, delivery.id, state, now);
-        const endpointId = endpoint.id;
-        await recordAction(trx, { tenantId, type: DELIVERY_REDRIVEN, endpointId, deliveryId: restarted.id, actor });
         jobs = restarted.status === "held" ? [] : [{ deliveryId: restarted.id, generation: restarted.generation }];
+        await recordAction(trx, tenantId, endpointActionTypes.deliveryRedriven, {
+          endpointId: endpoint.id,
+          deliveryId: restarted.id,
+          actor,
+          traceparent,
+        });
         return { delivery: toProtoDelivery(restarted) };
       });
+      kickRelay(outcome.replayed);
       if (!outcome.replayed) {
         logger.info({ tenantId, endpointId: request.endpointId, deliveryId: request.deliveryId }, "delivery redriven");
-        deps.events?.kick();
         await announce(jobs, logger);
       }
       return { delivery: outcome.result.delivery, replayed: outcome.replayed };
@@ -547,14 +558,15 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       };
     },
 
-    async sendTestDelivery(request, { logger, actor }) {
+    async sendTestDelivery(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
       // Refuse an unknown or coming-soon type before anything is claimed.
       buildTestEvent({ id: newEventId(), type: request.eventType, tenant: tenantId, now: clock() });
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/SendTestDelivery",
-        SendTestDeliveryRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        SendTestDeliveryRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
+      const actor = actorOf(request.actor);
       let jobs: DeliveryJob[] = [];
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
         const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
@@ -569,14 +581,19 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           payload: payload.toString("utf8"),
           held: endpoint.paused,
           now,
+          traceparent,
         });
         jobs = delivery.status === "held" ? [] : [{ deliveryId: delivery.id, generation: delivery.generation }];
-        const endpointId = endpoint.id;
-        await recordAction(trx, { tenantId, type: TEST_DELIVERY_SENT, endpointId, deliveryId: delivery.id, actor });
+        await recordAction(trx, tenantId, endpointActionTypes.testDeliverySent, {
+          endpointId: endpoint.id,
+          deliveryId: delivery.id,
+          actor,
+          traceparent,
+        });
         return { delivery: toProtoDelivery(delivery) };
       });
+      kickRelay(outcome.replayed);
       if (!outcome.replayed) {
-        deps.events?.kick();
         logger.info(
           { tenantId, endpointId: request.endpointId, deliveryId: outcome.result.delivery.id },
           "test delivery created",
@@ -586,16 +603,17 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       return { delivery: outcome.result.delivery, replayed: outcome.replayed };
     },
 
-    async recoverDeliveries(request, { logger, actor: caller }) {
+    async recoverDeliveries(request, { logger, traceparent }) {
       const tenantId = requireTenant(request.tenantId);
-      // The request's actor when given (API callers name themselves), else the caller's x-actor.
-      const actor = recoveryActor(request.actor || caller);
-      const window = recoveryWindow({ since: request.since, until: request.until }, { now: clock(), retentionMs });
+      const actor = actorOf(request.actor);
       const fingerprint = fingerprintOf(
         "webhooks.v1.WebhookService/RecoverDeliveries",
-        RecoverDeliveriesRequest.encode({ ...request, idempotencyKey: "" }).finish(),
+        RecoverDeliveriesRequest.encode({ ...request, idempotencyKey: "", actor: undefined }).finish(),
       );
       const outcome = await once(tenantId, request.idempotencyKey, fingerprint, async (trx) => {
+        // Checked on the first execution only: a replay answers as the first did, even once its
+        // since has left the retention.
+        const window = recoveryWindow({ since: request.since, until: request.until }, { now: clock(), retentionMs });
         const endpoint = await endpoints.lock(trx, tenantId, request.endpointId);
         if (request.dryRun) {
           return { wouldRecover: String(await countRecoverable(trx, endpoint.id, window)), recovery: undefined };
@@ -610,11 +628,11 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
           actor,
           now: clock(),
         });
-        if (deps.events) await appendRecoveryStarted(trx, deps.events.namespace, recovery);
+        if (deps.events) await appendRecoveryStarted(trx, deps.events.namespace, recovery, traceparent);
         return { wouldRecover: String(recovery.total), recovery: toProtoRecovery(recovery) };
       });
       if (!outcome.replayed && outcome.result.recovery) {
-        deps.events?.kick();
+        kickRelay(outcome.replayed);
         logger.info(
           {
             tenantId,
@@ -633,6 +651,13 @@ export function createWebhookService(deps: WebhookServiceDeps): UnaryHandlers<ty
       await endpoints.get(deps.db, tenantId, request.endpointId);
       const recovery = await getRecovery(deps.db, tenantId, request.endpointId, request.recoveryId);
       return { recovery: toProtoRecovery(recovery) };
+    },
+
+    async listRecoveries(request) {
+      const tenantId = requireTenant(request.tenantId);
+      const endpoint = await endpoints.get(deps.db, tenantId, request.endpointId);
+      const recoveries = await listRecoveries(deps.db, tenantId, endpoint.id, pageSize(request.limit));
+      return { recoveries: recoveries.map(toProtoRecovery) };
     },
   };
 }

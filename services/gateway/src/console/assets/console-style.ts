@@ -9,6 +9,7 @@ export const consoleStyle = `:root {
   line-height: 1.5;
 }
 body { margin: 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .skip-link { position: absolute; left: -10000px; }
 .skip-link:focus { left: 1rem; top: 1rem; background: Canvas; padding: 0.5rem; z-index: 1; }
 header.console { display: flex; gap: 1.5rem; align-items: center; padding: 0.75rem 1.5rem; border-bottom: 1px solid var(--border); }
@@ -28,7 +29,8 @@ button.danger { color: var(--danger); }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 0.4rem 0.6rem; border-bottom: 1px solid var(--border); }
 time[title] { text-decoration: underline dotted; }
-pre { white-space: pre-wrap; word-break: break-all; background: color-mix(in srgb, Canvas 92%, CanvasText); padding: 0.75rem; border-radius: 4px; max-height: 24rem; overflow: auto; }
+/* Payloads wrap rather than scroll: a scrolling region would have to be focusable for keyboard users. */
+pre { white-space: pre-wrap; word-break: break-all; background: color-mix(in srgb, Canvas 92%, CanvasText); padding: 0.75rem; border-radius: 4px; }
 .muted { color: var(--muted); }
 .actions { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
 .actions form { margin: 0; }

@@ -1,6 +1,7 @@
 import { digestConsoleToken, isConsoleToken } from "../../domain/console-token.js";
 import { ConsolePageError } from "../page-error.js";
-import { redirect, type ConsoleRoute } from "../route.js";
+import { html } from "../html.js";
+import { page, redirect, type ConsoleRoute } from "../route.js";
 
 /**
  * A console link minted by a partner's backend (POST /api/v1/tenants/{tenantId}/console-links):
@@ -18,6 +19,8 @@ export const consoleLinkRoutes: ConsoleRoute[] = [
     async handle(request, deps) {
       const token = request.param("token");
       if (!isConsoleToken(token)) throw new ConsolePageError(404, "Not found", "This console link is not valid.");
+      // A HEAD (a link checker, a preview) must not use the link up: only a GET consumes it.
+      if (request.ctx.method === "HEAD") return page("Console link", html`<p>Open this link to sign in.</p>`);
       const consumed = await deps.store.consumeLink(digestConsoleToken(token));
       switch (consumed.outcome) {
         case "consumed":

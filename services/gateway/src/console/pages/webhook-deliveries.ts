@@ -90,7 +90,8 @@ async function deliveryPage(request: SignedInRequest, deps: ConsoleDeps) {
               <p id="latest-answer">
                 Status <strong>${latest.statusCode ?? "none"}</strong> in ${latest.durationMs} ms
                 ${latest.errorClass && html`(<code>${latest.errorClass}</code>)`}
-              </p>`
+              </p>
+              <div id="latest-answer-body">${responseBody(latest)}</div>`
           }
           ${waiting && html`<p id="waiting">No attempt yet: waiting for the receiver.</p>`}
           ${waiting && refreshing(self, "delivery")}
@@ -148,7 +149,10 @@ async function redriveDelivery(request: SignedInRequest, deps: ConsoleDeps) {
   const deliveryId = request.param("deliveryId");
   const idempotencyKey = formIdempotencyKey(form);
   await callService(
-    deps.webhooks.redriveDelivery({ tenantId: viewer.tenantId, endpointId, deliveryId, idempotencyKey }, call),
+    deps.webhooks.redriveDelivery(
+      { tenantId: viewer.tenantId, endpointId, deliveryId, idempotencyKey, actor: call.actor },
+      call,
+    ),
     { idempotencyKey, howToCheck: "The delivery may have been redriven: inspect it" },
   );
   return redirect(deliveryPath(endpointId, deliveryId), {

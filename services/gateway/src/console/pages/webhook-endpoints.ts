@@ -170,7 +170,7 @@ async function createEndpoint(request: SignedInRequest, deps: ConsoleDeps) {
   let answer;
   try {
     answer = await callService(
-      deps.webhooks.createEndpoint({ tenantId: viewer.tenantId, ...values, idempotencyKey }, call),
+      deps.webhooks.createEndpoint({ tenantId: viewer.tenantId, ...values, idempotencyKey, actor: call.actor }, call),
       { idempotencyKey, howToCheck: "The endpoint may have been created: list the endpoints" },
     );
   } catch (error) {
@@ -192,6 +192,7 @@ async function createEndpoint(request: SignedInRequest, deps: ConsoleDeps) {
 }
 
 const LEDGER_PAGE = 25;
+const RECENT_RECOVERIES = 5;
 
 async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
   const { ctx, viewer, call } = request;
@@ -203,11 +204,12 @@ async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
   };
   const cursor = queryText(ctx, "cursor");
   const tenantId = viewer.tenantId;
-  const [{ endpoint }, stats, ledger, catalog] = await Promise.all([
+  const [{ endpoint }, stats, ledger, catalog, { recoveries }] = await Promise.all([
     callService(deps.webhooks.getEndpoint({ tenantId, endpointId }, call)),
     callService(deps.webhooks.getEndpointStats({ tenantId, endpointId }, call)),
     callService(deps.webhooks.listDeliveries({ tenantId, endpointId, limit: LEDGER_PAGE, cursor, ...filters }, call)),
     eventCatalog(deps, call),
+    callService(deps.webhooks.listRecoveries({ tenantId, endpointId, limit: RECENT_RECOVERIES }, call)),
   ]);
   const e = endpoint!;
   const self = endpointPath(e.id);
@@ -294,6 +296,21 @@ async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
         </form>
       </section>`;
 
+  const recoveriesSection =
+    recoveries.length > 0 &&
+    html`<section aria-labelledby="recoveries-heading" id="recoveries">
+      <h2 id="recoveries-heading">Recent recoveries</h2>
+      <ul>
+        ${recoveries.map(
+          (r) =>
+            html`<li data-recovery-id="${r.id}" data-state="${r.state}">
+              <a href="${self}/recoveries/${r.id}">${r.state}: ${r.done} of ${r.total} handled</a>, since
+              ${time(r.since)}, asked ${time(r.createdAt)}
+            </li>`,
+        )}
+      </ul>
+    </section>`;
+
   const ledgerSection = html`<section aria-labelledby="deliveries-heading" id="deliveries">
     <h2 id="deliveries-heading">Deliveries</h2>
     <form method="get" action="${self}" id="ledger-filters" class="filters">
@@ -375,7 +392,7 @@ async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
           })),
         )}
       </section>
-      ${actions} ${ledgerSection}`,
+      ${recoveriesSection} ${actions} ${ledgerSection}`,
   );
 }
 
@@ -416,6 +433,7 @@ async function saveEdit(request: SignedInRequest, deps: ConsoleDeps) {
           eventTypes: { eventTypes: values.eventTypes },
           expectedVersion,
           idempotencyKey,
+          actor: call.actor,
         },
         call,
       ),
@@ -472,7 +490,13 @@ function pauseOrResume(action: "pause" | "resume"): SignedInConsoleRoute["handle
     const { viewer, call, form } = request;
     const endpointId = request.param("endpointId");
     const idempotencyKey = formIdempotencyKey(form);
-    const input = { tenantId: viewer.tenantId, endpointId, expectedVersion: expectedVersionFrom(form), idempotencyKey };
+    const input = {
+      tenantId: viewer.tenantId,
+      endpointId,
+      expectedVersion: expectedVersionFrom(form),
+      idempotencyKey,
+      actor: call.actor,
+    };
     const retry = { idempotencyKey, howToCheck: `The endpoint may have been ${action}d: read it` };
     try {
       await callService(
@@ -552,7 +576,10 @@ async function rotateSecret(request: SignedInRequest, deps: ConsoleDeps) {
   let answer;
   try {
     answer = await callService(
-      deps.webhooks.rotateSecret({ tenantId: viewer.tenantId, endpointId, expectedVersion, idempotencyKey }, call),
+      deps.webhooks.rotateSecret(
+        { tenantId: viewer.tenantId, endpointId, expectedVersion, idempotencyKey, actor: call.actor },
+        call,
+      ),
       { idempotencyKey, howToCheck: "The secret may have been rotated" },
     );
   } catch (error) {
@@ -576,7 +603,7 @@ async function sendTest(request: SignedInRequest, deps: ConsoleDeps) {
   const idempotencyKey = formIdempotencyKey(form);
   const answer = await callService(
     deps.webhooks.sendTestDelivery(
-      { tenantId: viewer.tenantId, endpointId, eventType: form.get("eventType"), idempotencyKey },
+      { tenantId: viewer.tenantId, endpointId, eventType: form.get("eventType"), idempotencyKey, actor: call.actor },
       call,
     ),
     { idempotencyKey, howToCheck: "The test delivery may have been created: list the deliveries" },

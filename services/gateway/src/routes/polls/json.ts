@@ -16,6 +16,7 @@ export const attentionItemToJson = (item: AttentionItem) => ({
   kind: item.kind,
   subjectId: item.subjectId,
   reasonCode: orNull(item.reasonCode),
+  cause: orNull(item.cause),
   openedAt: item.openedAt,
   eventId: item.eventId,
 });

@@ -30,7 +30,7 @@ export const pollSchemas = {
   AttentionItem: {
     type: "object",
     additionalProperties: false,
-    required: ["id", "kind", "subjectId", "reasonCode", "openedAt", "eventId"],
+    required: ["id", "kind", "subjectId", "reasonCode", "cause", "openedAt", "eventId"],
     properties: {
       id: { type: "string", description: "Stable per item: `<kind>:<subjectId>`." },
       kind: { type: "string", enum: ["webhook_endpoint_dead_lettered", "escalation", "activation_stalled"] },
@@ -38,6 +38,13 @@ export const pollSchemas = {
       reasonCode: nullableCode,
       openedAt: timestamp,
       eventId: { type: "string", description: "The event that opened the item." },
+      cause: {
+        type: ["string", "null"],
+        description:
+          "What caused it, to group items by: for `webhook_endpoint_dead_lettered` the error class of the " +
+          "dead-lettered delivery's last attempt (`timeout`, `tls`, `refused_target`, `connection`, `http_3xx`, " +
+          "`http_4xx`, `http_5xx`, `http_other`); null otherwise.",
+      },
     },
   },
   AttentionPage: pollPage("AttentionItem"),
@@ -52,7 +59,8 @@ export const pollSchemas = {
       subjectKind: {
         type: ["string", "null"],
         description:
-          "notification, webhook_endpoint, conversation, booking, escalation, capability, tenant or usage; " +
+          "notification, webhook_endpoint, webhook_delivery, conversation, booking, escalation, capability, tenant " +
+          "or usage; " +
           "null for a type this version does not know.",
       },
       subjectId: { type: ["string", "null"] },
@@ -61,9 +69,8 @@ export const pollSchemas = {
       actor: {
         type: ["string", "null"],
         description:
-          "Who did it, when a person did: `console:<userId>` for a console user's action (a webhook endpoint " +
-          "created, updated, paused, resumed, its secret rotated, a delivery redriven, a test sent, a recovery " +
-          "started); null otherwise.",
+          "Who did it, when the action was named to us: the console passes `console:<user email>` for webhook " +
+          "endpoint actions (create, update, delete, pause, resume, rotate, redrive, test, recover); null otherwise.",
       },
     },
   },

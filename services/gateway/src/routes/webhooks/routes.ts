@@ -21,6 +21,12 @@ import {
   parseTestDelivery,
 } from "./shapes.js";
 
+/**
+ * Who acts, for the tenant's activity feed: the API key (its id, never the key). The console
+ * calls the webhooks service itself and names its signed-in user ("console:<email>").
+ */
+const actorOf = (ctx: Context) => `api_key:${ctx.state.apiKey.id}`;
+
 /** What a mutation that failed without a definite answer tells its caller to check first. */
 const mutation = (ctx: Context, howToCheck: string) => ({ idempotencyKey: idempotencyKeyOf(ctx), howToCheck });
 
@@ -109,7 +115,7 @@ export const webhookRoutes: TenantRoute[] = (
         const input = parseNewEndpoint(await readJsonBody(ctx));
         const answer = await call(
           deps.webhooks.createEndpoint(
-            { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx) },
+            { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx), actor: actorOf(ctx) },
             callOptionsOf(ctx),
           ),
           mutation(ctx, "The endpoint may have been created: list the endpoints before creating it again"),
@@ -191,6 +197,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               ...changes,
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -222,6 +229,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -265,6 +273,7 @@ export const webhookRoutes: TenantRoute[] = (
           endpointId: pathParam(ctx, "endpointId"),
           expectedVersion: expectedVersionQuery(ctx),
           idempotencyKey: idempotencyKeyOf(ctx),
+          actor: actorOf(ctx),
         };
         const howToCheck = `The endpoint may have been ${action}d: read it before trying again`;
         const answer = await call(
@@ -300,6 +309,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               expectedVersion: expectedVersionQuery(ctx),
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -407,6 +417,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               deliveryId: pathParam(ctx, "deliveryId"),
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -468,6 +479,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               eventType,
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),
@@ -516,6 +528,7 @@ export const webhookRoutes: TenantRoute[] = (
               endpointId: pathParam(ctx, "endpointId"),
               ...input,
               idempotencyKey: idempotencyKeyOf(ctx),
+              actor: actorOf(ctx),
             },
             callOptionsOf(ctx),
           ),

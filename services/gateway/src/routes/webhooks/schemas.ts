@@ -300,7 +300,7 @@ export const webhookSchemas = {
       },
       failureCode: {
         type: ["string", "null"],
-        description: "Why a failed recovery stopped: `webhook.endpoint_deleted`.",
+        description: "Why a failed recovery stopped: `webhook.recovery_endpoint_deleted`.",
       },
       actor: { type: ["string", "null"], description: "Who asked for it, when the caller said (the console does)." },
       createdAt: timestamp,
