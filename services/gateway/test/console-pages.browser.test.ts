@@ -19,14 +19,15 @@ import {
   textOf,
 } from "./browser.js";
 import { pathOf } from "./console-browser.js";
-import { startTestStack, type TestStack } from "./stack.js";
+import { startNpmStartStack, type NpmStartStack } from "./npm-start-stack.js";
 
 const skipReason = browserSkipReason();
 if (skipReason) console.warn(`console browser test skipped: ${skipReason}`);
 
 /**
  * The console in a real browser (issue 18 items 3 and 4): Debian's Chromium through
- * playwright-core against the services as processes (test/stack.ts) with an HTTPS receiver.
+ * playwright-core against the services started the way `npm start` starts them (its launcher,
+ * npm-start-stack.ts) with an HTTPS receiver.
  * Every page visited passes axe (no serious or critical violation) and is photographed at 1280
  * and 390 px for docs/console.md; one flow is done with the keyboard alone, one with JavaScript
  * off. Skipped, saying why, only when Chromium is missing outside CI.
@@ -35,7 +36,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
   const password = "correct horse battery staple";
   let certs: TestCertificates;
   let receiver: TestReceiver;
-  let stack: TestStack;
+  let stack: NpmStartStack;
   let browser: Browser;
   let tenant: string;
   let outsider: string;
@@ -90,11 +91,12 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     certs = await createTestCertificates();
     receiver = await startReceiver(certs);
     [stack, browser] = await Promise.all([
-      startTestStack(
-        {},
-        {},
-        { NODE_EXTRA_CA_CERTS: certs.caPath, WEBHOOKS_RETRY_DELAYS: "50ms,50ms,50ms,50ms,50ms,50ms,50ms" },
-      ),
+      startNpmStartStack({
+        WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+        WEBHOOKS_ALLOWED_PORTS: "1-65535",
+        WEBHOOKS_RETRY_DELAYS: "50ms,50ms,50ms,50ms,50ms,50ms,50ms",
+        NODE_EXTRA_CA_CERTS: certs.caPath,
+      }),
       launchChromium(),
     ]);
     [tenant, outsider] = ["ten_browser", "ten_other"];
