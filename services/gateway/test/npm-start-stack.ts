@@ -80,8 +80,8 @@ export async function startNpmStartStack(env: Record<string, string>): Promise<N
         resolve(ready[1]!);
       }
     };
-    createInterface({ input: child.stdout! }).on("line", onLine);
-    createInterface({ input: child.stderr! }).on("line", onLine);
+    createInterface({ input: child.stdout }).on("line", onLine);
+    createInterface({ input: child.stderr }).on("line", onLine);
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`npm start exited ${code} before it was ready:\n${lines.join("\n")}`));
