@@ -318,7 +318,7 @@ describe("console users and sessions", () => {
       expect(csp).not.toContain("unsafe-inline");
       expect(csp).not.toContain("unsafe-eval");
       expect(page.headers.get("x-content-type-options")).toBe("nosniff");
-      expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(page.headers.get("referrer-policy")).toBe("same-origin");
       expect(page.headers.get("x-frame-options")).toBe("DENY");
       expect(page.headers.get("cache-control")).toBe("no-store");
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -444,7 +444,7 @@ describe("console users and sessions", () => {
       const opened = await b.get(pathOf(body.url!));
       expect(opened.status).toBe(303);
       expect(opened.location).toBe("/console?from=partner");
-      expect(opened.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(opened.headers.get("referrer-policy")).toBe("same-origin");
       const home = await b.get(opened.location);
       expect(home.status).toBe(200);
       expect(home.text).toContain("linked@example.com");

@@ -31,9 +31,10 @@ import {
   CONSOLE_USER_ID_PATTERN,
   ConsoleUserExistsError,
   createConsoleStore,
+  inviteConsoleUser,
   type ConsoleUser,
 } from "../db/console-store.js";
-import { consoleRoles, isConsoleRole } from "../domain/console-role.js";
+import { consoleEmailOf, consoleRoles, isConsoleRole } from "../domain/console-role.js";
 import { digestConsoleToken, issueConsoleToken } from "../domain/console-token.js";
 import { isScope, issueApiKey, scopes, type Scope } from "../domain/api-key.js";
 import { apiErrorFromGrpc } from "../http/api-error.js";
@@ -373,17 +374,15 @@ const commands: Record<string, Command> = {
         throw new UsageError("user create needs --tenant ID --email E --role owner|admin|viewer");
       }
       if (!isConsoleRole(values.role)) throw new UsageError(`--role must be one of ${consoleRoles.join(", ")}`);
-      const email = values.email.trim().toLowerCase();
-      if (!EMAIL.test(email)) throw new UsageError(`--email ${values.email} is not an email address`);
+      const email = consoleEmailOf(values.email);
+      if (!email) throw new UsageError(`--email ${values.email} is not an email address`);
       await requireTenants(resources, [values.tenant]);
-      const token = issueConsoleToken();
       const store = createConsoleStore(await resources.db());
       try {
-        const user = await store.createUser({
+        const { user, token } = await inviteConsoleUser(store, {
           tenantId: values.tenant,
           email,
           role: values.role,
-          invitationDigest: digestConsoleToken(token),
           invitationTtlMs: resources.config.CONSOLE_INVITATION_TTL,
         });
         return {
@@ -458,9 +457,6 @@ const commands: Record<string, Command> = {
     },
   },
 };
-
-/** Enough to catch a typo; the invitation proves the address. */
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function userToJson(user: ConsoleUser) {
   return {

@@ -53,7 +53,9 @@ export interface NavItem {
  */
 export const consoleNav: NavItem[] = [
   { href: "/console", label: "Home", role: "viewer" },
+  { href: "/console/attention", label: "Attention", role: "viewer" },
   { href: "/console/webhooks", label: "Webhooks", role: "viewer" },
+  { href: "/console/tenant", label: "Tenant", role: "viewer" },
   { href: "/console/users", label: "Users", role: "owner" },
 ];
 

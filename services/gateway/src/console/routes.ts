@@ -1,7 +1,9 @@
+import { attentionRoutes } from "./pages/attention.js";
 import { consoleLinkRoutes } from "./pages/console-link.js";
 import { homeRoutes } from "./pages/home.js";
 import { invitationRoutes } from "./pages/invitation.js";
 import { signInRoutes } from "./pages/sign-in.js";
+import { tenantRoutes } from "./pages/tenant.js";
 import { userRoutes } from "./pages/users.js";
 import { webhookDeliveryRoutes } from "./pages/webhook-deliveries.js";
 import { webhookEndpointRoutes } from "./pages/webhook-endpoints.js";
@@ -17,6 +19,8 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...signInRoutes,
   ...invitationRoutes,
   ...consoleLinkRoutes,
+  ...attentionRoutes,
+  ...tenantRoutes,
   ...userRoutes,
   ...webhookEndpointRoutes,
   ...webhookDeliveryRoutes,

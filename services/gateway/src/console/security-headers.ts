@@ -30,7 +30,10 @@ export function setConsoleSecurityHeaders(ctx: Context, frameAncestors: string):
   if (frameAncestors === "'none'") ctx.set("x-frame-options", "DENY");
   else if (frameAncestors === "'self'") ctx.set("x-frame-options", "SAMEORIGIN");
   ctx.set("x-content-type-options", "nosniff");
-  ctx.set("referrer-policy", "no-referrer");
+  // same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with a plain
+  // form's POST (Fetch, "append a request Origin header"), which the router's same-origin check
+  // must refuse, so every form would fail with JavaScript off. Other origins still get no Referer.
+  ctx.set("referrer-policy", "same-origin");
   ctx.set("cross-origin-opener-policy", "same-origin");
   ctx.set("cross-origin-resource-policy", "same-origin");
   ctx.set("permissions-policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()");

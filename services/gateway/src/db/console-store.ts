@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { ConsoleRole, ConsoleViewer } from "../domain/console-role.js";
+import { digestConsoleToken, issueConsoleToken } from "../domain/console-token.js";
 
 /**
  * Every SQL statement of the console (gateway schema, migration 20261125000000_create_console):
@@ -92,6 +93,8 @@ export interface ConsoleStore {
     email: string,
   ): Promise<{ viewer: ConsoleViewer; passwordHash: string } | undefined>;
   listUsers(tenantId: string): Promise<ConsoleUser[]>;
+  /** Gives the user another role; it applies to their live sessions at once. Undefined when no such user. */
+  setRole(userId: string, role: ConsoleRole): Promise<ConsoleUser | undefined>;
   /** Disables the user and ends every session of theirs in one transaction; undefined when no such user. */
   disableUser(userId: string): Promise<{ user: ConsoleUser; sessionsEnded: number } | undefined>;
   /** The user whose unexpired invitation this is (enabled users only). */
@@ -196,6 +199,10 @@ export function createConsoleStore(db: Knex): ConsoleStore {
         .where({ tenant_id: tenantId })
         .orderBy("email");
       return rows.map(toUser);
+    },
+    async setRole(userId, role) {
+      const [row] = await db("console_users").update({ role }).where({ id: userId }).returning<UserRow[]>(USER_COLUMNS);
+      return row ? toUser(row) : undefined;
     },
     async disableUser(userId) {
       return db.transaction(async (trx) => {
@@ -356,4 +363,18 @@ export function createConsoleStore(db: Knex): ConsoleStore {
       return row?.expires_at;
     },
   };
+}
+
+/**
+ * Creates a console user with a one-time invitation (the CLI's `user create` and the console's
+ * users page): answers the user and the invitation token, which only its holder ever sees (the
+ * store keeps its digest).
+ */
+export async function inviteConsoleUser(
+  store: Pick<ConsoleStore, "createUser">,
+  user: { tenantId: string; email: string; role: ConsoleRole; invitationTtlMs: number },
+): Promise<{ user: ConsoleUser & { invitationExpiresAt: Date }; token: string }> {
+  const token = issueConsoleToken();
+  const created = await store.createUser({ ...user, invitationDigest: digestConsoleToken(token) });
+  return { user: created, token };
 }

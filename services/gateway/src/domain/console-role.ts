@@ -48,3 +48,12 @@ export interface ConsoleViewer {
  * `console:<userId>`. The user id is stable; the email is shown beside it on the console's pages.
  */
 export const consoleActorOf = (viewer: Pick<ConsoleViewer, "userId">): string => `console:${viewer.userId}`;
+
+/** Enough to catch a typo; the invitation proves the address. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** A console user's email as stored (trimmed, lower case), or undefined when it is not an email address. */
+export function consoleEmailOf(input: string): string | undefined {
+  const email = input.trim().toLowerCase();
+  return EMAIL.test(email) ? email : undefined;
+}

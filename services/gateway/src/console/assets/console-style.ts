@@ -50,6 +50,24 @@ fieldset#event-types .choice input { width: auto; display: inline; }
 .legend { margin-right: 1rem; }
 .chart-succeeded-key::before { content: "■ "; color: #2e7d32; }
 .chart-failed-key::before { content: "■ "; color: var(--danger); }
+.table-scroll { overflow-x: auto; }
+.table-scroll:focus-visible { outline-offset: -3px; }
+form.stacked input, form.stacked select, form.stacked textarea, .invitation-link { box-sizing: border-box; }
+form.inline { display: inline-flex; gap: 0.4rem; align-items: center; margin: 0.2rem 0.6rem 0.2rem 0; flex-wrap: wrap; }
+form.inline label { position: absolute; left: -10000px; }
+.attention-list li { margin: 0.4rem 0; }
+.attention-list .next-step, .next-step { font-weight: 600; margin-left: 0.5rem; }
+.meter { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0.5rem 0; }
+.meter meter { width: 16rem; max-width: 100%; }
+.flag { color: var(--danger); font-weight: 600; }
+.invitation-link { width: 100%; font-family: ui-monospace, monospace; padding: 0.4rem; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+@media (max-width: 40rem) {
+  header.console { flex-wrap: wrap; gap: 0.5rem 1rem; padding: 0.75rem 1rem; }
+  header.console nav ul { flex-wrap: wrap; }
+  header.console .who { margin-left: 0; flex-wrap: wrap; }
+  main { padding: 1rem; }
+}
 .htmx-indicator { opacity: 0; }
 .htmx-request .htmx-indicator, .htmx-request.htmx-indicator { opacity: 1; transition: opacity 200ms ease-in; }
 `;

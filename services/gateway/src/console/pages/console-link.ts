@@ -7,7 +7,7 @@ import { page, redirect, type ConsoleRoute } from "../route.js";
  * A console link minted by a partner's backend (POST /api/v1/tenants/{tenantId}/console-links):
  * single use, short-lived. Opening it consumes it, starts a session for its user and answers
  * 303 to the page it names, so the token leaves the address bar at once; the request log shows
- * it redacted and Referrer-Policy: no-referrer keeps it out of Referer headers.
+ * it redacted and Referrer-Policy: same-origin keeps it out of Referer headers to other origins.
  */
 export const consoleLinkRoutes: ConsoleRoute[] = [
   {
