@@ -250,7 +250,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           type: TESTING_ALLOWANCE_THRESHOLD_CROSSED,
           tenantId: send.tenantId,
           occurredAt: new Date(),
-          object: allowanceThresholdObject(month, name, send.testingAllowance),
+          object: allowanceThresholdObject(send.tenantId, month, name, send.testingAllowance),
           traceparent: send.traceparent,
         });
       const warn = threshold("80_percent");

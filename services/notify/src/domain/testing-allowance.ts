@@ -63,9 +63,15 @@ export function allowanceThresholdEventId(tenantId: string, month: string, thres
 }
 
 /** data.object of usage.testing_allowance_threshold_crossed. */
-export function allowanceThresholdObject(month: string, threshold: AllowanceThreshold, allowance: number) {
+export function allowanceThresholdObject(
+  tenantId: string,
+  month: string,
+  threshold: AllowanceThreshold,
+  allowance: number,
+) {
   const sendsUsed = thresholdSends(allowance, threshold);
   return {
+    tenant_id: tenantId,
     month,
     threshold,
     reason_code:

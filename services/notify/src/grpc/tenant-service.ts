@@ -246,7 +246,7 @@ export function createTenantService(deps: {
               type: TESTING_ALLOWANCE_THRESHOLD_CROSSED,
               tenantId,
               occurredAt: at,
-              object: allowanceThresholdObject(tenant.month, threshold, allowance),
+              object: allowanceThresholdObject(tenantId, tenant.month, threshold, allowance),
               traceparent,
             });
             announced++;

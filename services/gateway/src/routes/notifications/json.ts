@@ -1,3 +1,4 @@
+import { testingAllowanceToJson } from "../tenant/json.js";
 import type { ConversationMessage, SendNotificationResponse } from "@platform/proto/notify/v1";
 
 export function sendResultToJson(response: SendNotificationResponse): Record<string, unknown> {
@@ -7,6 +8,7 @@ export function sendResultToJson(response: SendNotificationResponse): Record<str
     type: response.type,
     createdAt: response.createdAt,
     idempotencyStatus: response.replayed ? "replayed" : "applied",
+    ...(response.testingAllowance ? { testingAllowance: testingAllowanceToJson(response.testingAllowance) } : {}),
   };
 }
 
