@@ -1,4 +1,3 @@
-import { testingAllowanceToJson } from "../tenant/json.js";
 import type { ConversationMessage, SendNotificationResponse } from "@platform/proto/notify/v1";
 
 export function sendResultToJson(response: SendNotificationResponse): Record<string, unknown> {
@@ -8,7 +7,6 @@ export function sendResultToJson(response: SendNotificationResponse): Record<str
     type: response.type,
     createdAt: response.createdAt,
     idempotencyStatus: response.replayed ? "replayed" : "applied",
-    ...(response.testingAllowance ? { testingAllowance: testingAllowanceToJson(response.testingAllowance) } : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import { messageToJson, sendResultToJson } from "./json.js";
 
 /**
  * On a first execution by a tenant on the testing plan: where its month's free sends stand after
- * this send (also the body's `testingAllowance`; the tenant record always shows it).
+ * this send (the tenant record's `testingAllowance` shows the same at any time).
  */
 const testingAllowanceHeaders = {
   "X-Testing-Allowance-Limit": {
@@ -47,7 +47,8 @@ export const notificationRoutes: TenantRoute[] = [
       "conversation transcript. `state` sent is not proof that the recipient read it. A 409 " +
       "`partner.action_outcome_unknown` means the message may or may not have gone out: read the transcript " +
       "before sending again; a repeat with the same key never sends twice. On the testing plan the answer " +
-      "says how many free sends are left this UTC month (`testingAllowance`, `X-Testing-Allowance-*`); a 409 " +
+      "says how many free sends are left this UTC month (`X-Testing-Allowance-*`; the tenant record's " +
+      "`testingAllowance` at any time); a 409 " +
       "`account.testing_allowance_exhausted` is not remembered by the key: after a move to the commercial " +
       "plan the same request with the same key sends.",
     requestSchema: "NotificationRequest",

@@ -1,4 +1,3 @@
-import { ref } from "../../http/openapi/schema-parts.js";
 import { componentSchema, shapeSchema } from "../../http/openapi/shape-schema.js";
 import { notificationRequestShape, templateFieldShape } from "./shapes.js";
 
@@ -19,11 +18,6 @@ export const notificationSchemas = {
       type: { type: "string" },
       createdAt: { type: "string", format: "date-time" },
       idempotencyStatus: { type: "string", enum: ["applied", "replayed"] },
-      testingAllowance: {
-        description:
-          "Present on a first execution by a tenant on the testing plan: the UTC month's free sends after this one.",
-        ...ref("TestingAllowance"),
-      },
     },
   },
   ConversationMessages: {
