@@ -45,7 +45,6 @@ export const tenantCodes = {
     usedAs: ["internal"],
   },
   "tenant.version_mismatch": {
-    status: 412,
     title: "The tenant changed since you read it",
     meaning:
       "Operator input (admin `tenant plan --expected-version`): the tenant's version is no longer the one given.",

@@ -16,7 +16,6 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ChannelState, TenantPlan } from "@platform/proto/notify/v1";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { codeEntry } from "@platform/codes";
 import {
   createDatabase,
   isTransientDatabaseError,
@@ -114,9 +113,8 @@ async function callService<T>(service: string, address: string, tenantId: string
     const apiError = apiErrorFromGrpc(error);
     if (apiError.options.code === "tenant.not_found") throw new UsageError(`no such tenant: ${tenantId}`);
     if (apiError.options.code === "tenant.version_mismatch") {
-      // An operator's code: its catalogue status says what it would be over HTTP (412).
-      const status = codeEntry(apiError.options.code)?.status ?? apiError.status;
-      throw new UsageError(`${apiError.options.code} (${status}): ${apiError.message}`);
+      // A stale expectedVersion is a failed version precondition, as HTTP's 412 says it.
+      throw new UsageError(`${apiError.options.code} (412): ${apiError.message}`);
     }
     if (apiError.status < 500) throw new UsageError(apiError.message);
     throw new Error(`${service} failed: ${(error as Error).message}`);
