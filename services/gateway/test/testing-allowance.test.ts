@@ -1,7 +1,15 @@
 import { execFile } from "node:child_process";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { startCloudApiStub, type CloudApiStub } from "@platform/local-stack/cloud-api-stub";
+import {
+  createTestCertificates,
+  eventually,
+  startReceiver,
+  type TestCertificates,
+  type TestReceiver,
+} from "@platform/local-stack/https-receiver";
 import type { ServiceProcess } from "@platform/local-stack/service-process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,15 +21,28 @@ import { grpcAddresses, startTestStack, type TestStack } from "./stack.js";
  * Leaving the free testing allowance (issue 22) against the real stack: two notify processes on
  * one database (a gateway in front of each), an allowance of 20 sends (NOTIFY_TESTING_ALLOWANCE),
  * notify pointed at a local server that answers as the WhatsApp Cloud API does and counts the
- * sends it receives. Every answer is checked against /api/v1/openapi.json.
+ * sends it receives; a local HTTPS receiver subscribed to the plan events. Every answer is checked
+ * against /api/v1/openapi.json.
  */
 const ALLOWANCE = 20;
 const run = promisify(execFile);
 const adminEntry = join(import.meta.dirname, "..", "dist", "src", "cli", "admin.js");
 
+/** The `Service-Signature` check a receiver makes: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">. */
+function verifySignature(body: Buffer, header: string, secret: string): boolean {
+  const entries = header.split(",").map((entry) => entry.trim().split("=") as [string, string]);
+  const t = entries.find(([name]) => name === "t")?.[1];
+  const expected = createHmac("sha256", secret).update(`${t}.${body.toString()}`).digest();
+  return entries
+    .filter(([name]) => name === "v1")
+    .some(([, value]) => value.length === 64 && timingSafeEqual(Buffer.from(value, "hex"), expected));
+}
+
 describe("the testing allowance and plan changes", () => {
   let stack: TestStack;
   let stub: CloudApiStub;
+  let certs: TestCertificates;
+  let receiver: TestReceiver;
   let contract: OpenApiContract;
   let db: pg.Client;
   let notify2: ServiceProcess;
@@ -79,6 +100,12 @@ describe("the testing allowance and plan changes", () => {
     expect({ status: answer.res.status, code: answer.body.code }).toEqual({ status, code });
   const remainingOf = (answer: Answer) => answer.res.headers.get("x-testing-allowance-remaining");
 
+  /** `count` sends at once; every one must be accepted. */
+  async function sendAll(tenantId: string, count: number): Promise<void> {
+    const answers = await Promise.all(Array.from({ length: count }, (_, i) => send(tenantId, { via: i % 2 })));
+    expect(answers.map((a) => a.res.status)).toEqual(answers.map(() => 200));
+  }
+
   async function newTenant(name: string): Promise<string> {
     const id = (await stack.admin("tenant", "create", "--name", name)).id as string;
     await stack.admin("tenant", "activate", "--id", id);
@@ -105,7 +132,9 @@ describe("the testing allowance and plan changes", () => {
       WHATSAPP_PHONE_NUMBER_ID: "106540352242922",
       WHATSAPP_TIMEOUT: "2s",
     };
-    stack = await startTestStack({ UPSTREAM_TIMEOUT: "8s" }, notifyEnv);
+    certs = await createTestCertificates();
+    receiver = await startReceiver({ key: certs.key, cert: certs.cert });
+    stack = await startTestStack({ UPSTREAM_TIMEOUT: "8s" }, notifyEnv, { NODE_EXTRA_CA_CERTS: certs.caPath });
     notify2 = await stack.startNotify(notifyEnv);
     const gateway2 = await stack.startGateway({ NOTIFY_ADDR: grpcAddresses(notify2), UPSTREAM_TIMEOUT: "8s" });
     gateways.push(stack.url, `http://127.0.0.1:${gateway2.listening.port as number}`);
@@ -121,12 +150,21 @@ describe("the testing allowance and plan changes", () => {
     await db?.end();
     await stack?.stop();
     await stub?.close();
+    await receiver?.close();
+    await certs?.remove();
   });
 
   /** A key for the tenants made so far (a new key per test: grants are fixed at creation). */
   async function keyFor(...tenants: string[]) {
     key = (
-      await stack.admin("key", "create", "--scopes", "notification:send,tenant:read", "--tenants", tenants.join(","))
+      await stack.admin(
+        "key",
+        "create",
+        "--scopes",
+        "notification:send,tenant:read,webhook:manage",
+        "--tenants",
+        tenants.join(","),
+      )
     ).key as string;
   }
 
@@ -235,7 +273,7 @@ describe("the testing allowance and plan changes", () => {
   it("never overshoots the allowance when concurrent sends race an upgrade", async () => {
     const tenant = await newTenant("Racing");
     await keyFor(tenant);
-    for (let i = 0; i < 15; i++) expect((await send(tenant)).res.status).toBe(200);
+    await sendAll(tenant, 15);
     const before = providerCalls();
 
     // 40 sends over both processes, the upgrade issued while they are in flight.
@@ -270,11 +308,21 @@ describe("the testing allowance and plan changes", () => {
     const tenant = await newTenant("Downgraded");
     const other = await newTenant("Downgraded too");
     await keyFor(tenant, other);
+    const endpoint = await callVia(0)("POST", `/api/v1/tenants/${other}/webhooks`, {
+      headers: { "content-type": "application/json", "idempotency-key": uniqueKey("endpoint") },
+      body: JSON.stringify({
+        url: receiver.url,
+        description: "plan events",
+        eventTypes: ["tenant.plan_changed", "usage.testing_allowance_threshold_crossed"],
+      }),
+    });
+    expect(endpoint.res.status).toBe(201);
+    const secret = endpoint.body.secret as string;
 
     // 5 as testing, 3 as commercial, back to testing: 8 of 20 used.
-    for (let i = 0; i < 5; i++) expect((await send(tenant)).res.status).toBe(200);
+    await sendAll(tenant, 5);
     await plan(tenant, "commercial", "card_saved");
-    for (let i = 0; i < 3; i++) expect((await send(tenant)).res.status).toBe(200);
+    await sendAll(tenant, 3);
     const down = await plan(tenant, "testing", "card_removed");
     expect(down).toMatchObject({
       plan: "testing",
@@ -288,9 +336,9 @@ describe("the testing allowance and plan changes", () => {
 
     // 15 as testing, 10 as commercial, back to testing: 25 >= 20, exhausted at once; the
     // downgrade itself announces both thresholds and opens the attention item.
-    for (let i = 0; i < 15; i++) expect((await send(other)).res.status).toBe(200);
+    await sendAll(other, 15);
     await plan(other, "commercial", "agreement_signed");
-    for (let i = 0; i < 10; i++) expect((await send(other)).res.status).toBe(200);
+    await sendAll(other, 10);
     expect(await plan(other, "testing", "agreement_ended")).toMatchObject({
       testingAllowance: { used: 25, remaining: 0 },
     });
@@ -312,6 +360,35 @@ describe("the testing allowance and plan changes", () => {
         { timeout: 15_000 },
       )
       .toEqual(["100_percent", "80_percent"]);
+    // The same facts reach the subscribed endpoint through the webhooks pipeline, signed, once each.
+    const delivered = () =>
+      receiver.requests.map((request) => {
+        expect(verifySignature(request.body, request.headers["service-signature"] as string, secret)).toBe(true);
+        return JSON.parse(request.body.toString()) as {
+          id: string;
+          type: string;
+          data: { object: Record<string, unknown> };
+        };
+      });
+    await eventually("four plan events at the receiver", () => delivered().length >= 4);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const events = delivered();
+    expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
+    expect(
+      events.map((event) => `${event.type} ${String(event.data.object.state ?? event.data.object.threshold)}`).sort(),
+    ).toEqual([
+      "tenant.plan_changed commercial",
+      "tenant.plan_changed testing",
+      "usage.testing_allowance_threshold_crossed 100_percent",
+      "usage.testing_allowance_threshold_crossed 80_percent",
+    ]);
+    expect(events.find((event) => event.data.object.threshold === "100_percent")!.data.object).toMatchObject({
+      tenant_id: other,
+      reason_code: "account.testing_allowance_exhausted",
+      allowance: ALLOWANCE,
+      remaining: 0,
+    });
+
     const changes = (await poll(other, "activity"))
       .filter((item) => item.type === "tenant.plan_changed")
       .map((item) => [item.state, item.reasonCode]);
