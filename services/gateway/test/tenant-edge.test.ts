@@ -155,6 +155,15 @@ describe("tenant interface edge", () => {
         plan: "testing",
         createdAt: expect.any(String) as string,
         activationState: "live",
+        planReason: null,
+        planChangedAt: null,
+        testingAllowance: {
+          limit: 1000,
+          used: 0,
+          remaining: 1000,
+          month: new Date().toISOString().slice(0, 7),
+          resetsAt: expect.stringMatching(/^\d{4}-\d{2}-01T00:00:00\.000Z$/) as string,
+        },
       });
     });
 

@@ -7,6 +7,7 @@ import * as createUsageMonths from "./20261123020000_create_usage_months.js";
 import * as createProjections from "./20261123030000_create_projections.js";
 import * as outboxTraceparent from "./20261124120000_outbox_traceparent.js";
 import * as projectionCauseAndActor from "./20261124150000_projection_cause_and_actor.js";
+import * as tenantPlanChanges from "./20261124170000_tenant_plan_changes.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   createProjections,
   outboxTraceparent,
   projectionCauseAndActor,
+  tenantPlanChanges,
 ];

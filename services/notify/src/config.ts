@@ -9,6 +9,7 @@ import {
 } from "@platform/service-kit/config";
 import { parseRequiredCapabilities } from "./domain/activation.js";
 import { notificationTypes, type NotificationType } from "./domain/notification.js";
+import { DEFAULT_TESTING_ALLOWANCE } from "./domain/testing-allowance.js";
 
 /** Default WhatsApp template per notification type; WHATSAPP_TEMPLATES overrides any of them. */
 export const defaultWhatsAppTemplates: Record<NotificationType, { name: string; language: string }> = {
@@ -62,6 +63,8 @@ const schema = z
      * after this, so the polls show them at most this late (plus a fetch).
      */
     PROJECTIONS_ACK_WAIT: env.duration(30_000),
+    /** The testing plan's sends per tenant and UTC month (issue 22; tests use a small one). */
+    NOTIFY_TESTING_ALLOWANCE: env.positiveInt(DEFAULT_TESTING_ALLOWANCE),
     /** sandbox (default): accept and record, send nothing; whatsapp: the WhatsApp Business Cloud API. */
     NOTIFY_CHANNEL_PROVIDER: z.enum(["sandbox", "whatsapp"]).default("sandbox"),
     /** Secret. A system-user access token with whatsapp_business_messaging permission. */

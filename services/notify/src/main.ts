@@ -29,7 +29,6 @@ import { createProjectorMetrics } from "./events/projector-metrics.js";
 import { createProjectionReader } from "./db/projection-store.js";
 import { createProjectionService } from "./grpc/projection-service.js";
 import type { ChannelProvider } from "./domain/channel-provider.js";
-import { TESTING_ALLOWANCE_PER_MONTH } from "./domain/send-preconditions.js";
 import { createNotificationMetrics } from "./grpc/notification-metrics.js";
 import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";
@@ -140,6 +139,7 @@ async function main() {
             events,
             usage,
             clock,
+            testingAllowance: config.NOTIFY_TESTING_ALLOWANCE,
             idempotency: {
               ...defaultIdempotencyOptions,
               ttlMs: config.IDEMPOTENCY_TTL,
@@ -181,7 +181,7 @@ async function main() {
             metrics: createNotificationMetrics(registry),
             leaseMs: config.NOTIFICATION_LEASE,
             ttlMs: config.IDEMPOTENCY_TTL,
-            testingAllowance: TESTING_ALLOWANCE_PER_MONTH,
+            testingAllowance: config.NOTIFY_TESTING_ALLOWANCE,
             tracer: tracing.tracer,
           }),
           instrumentation,

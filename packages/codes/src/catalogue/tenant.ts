@@ -19,9 +19,11 @@ export const tenantCodes = {
   "account.testing_allowance_exhausted": {
     status: 409,
     title: "The testing allowance is used up",
-    meaning: "A tenant on the testing plan used its 1000 sends of this UTC month.",
-    reaction: "Wait for the next month or move the tenant to the commercial plan; do not retry now.",
-    usedAs: ["problem"],
+    meaning:
+      "A tenant on the testing plan used its sends of this UTC month (NOTIFY_TESTING_ALLOWANCE, default 1000; every send of the month counts, on whichever plan it was made).",
+    reaction:
+      "Wait for the next month (the tenant record's testingAllowance.resetsAt) or sign a commercial agreement or save a card; after the plan change, retrying with the same Idempotency-Key sends.",
+    usedAs: ["problem", "reasonCode"],
   },
   "account.tenant_unavailable": {
     title: "The tenant is unavailable",
@@ -41,5 +43,57 @@ export const tenantCodes = {
     meaning: "Operator input: a tenant with this id was created before.",
     reaction: "The operator picks another id or reads the existing tenant.",
     usedAs: ["internal"],
+  },
+  "tenant.version_mismatch": {
+    title: "The tenant changed since you read it",
+    meaning:
+      "Operator input (admin `tenant plan --expected-version`): the tenant's version is no longer the one given.",
+    reaction: "Read the tenant again (admin `tenant get`), decide on its current state and retry with its version.",
+    usedAs: ["internal"],
+  },
+  "tenant.plan_change_invalid": {
+    title: "The plan change is invalid",
+    meaning:
+      "Operator input (admin `tenant plan`): the plan is not testing or commercial, or the reason does not fit the direction of the change.",
+    reaction: "The operator fixes the command's input; the admin CLI exits 2 with the reason.",
+    usedAs: ["internal"],
+  },
+  "plan.agreement_signed": {
+    title: "A commercial agreement was signed",
+    meaning:
+      "tenant.plan_changed's reason_code: the tenant moved to the commercial plan because it signed an agreement.",
+    reaction: "None: the testing allowance no longer applies.",
+    usedAs: ["reasonCode"],
+  },
+  "plan.card_saved": {
+    title: "A card was saved",
+    meaning: "tenant.plan_changed's reason_code: the tenant moved to the commercial plan because a card was saved.",
+    reaction: "None: the testing allowance no longer applies.",
+    usedAs: ["reasonCode"],
+  },
+  "plan.agreement_ended": {
+    title: "The commercial agreement ended",
+    meaning: "tenant.plan_changed's reason_code: the tenant moved back to the testing plan.",
+    reaction: "Read the tenant record's testingAllowance: this month's sends so far count against it.",
+    usedAs: ["reasonCode"],
+  },
+  "plan.card_removed": {
+    title: "The saved card was removed",
+    meaning: "tenant.plan_changed's reason_code: the tenant moved back to the testing plan.",
+    reaction: "Read the tenant record's testingAllowance: this month's sends so far count against it.",
+    usedAs: ["reasonCode"],
+  },
+  "plan.operator_correction": {
+    title: "An operator corrected the plan",
+    meaning: "tenant.plan_changed's reason_code: an operator set the plan by hand.",
+    reaction: "Read the tenant record for the plan now in force.",
+    usedAs: ["reasonCode"],
+  },
+  "account.testing_allowance_warning": {
+    title: "Most of the testing allowance is used",
+    meaning:
+      "usage.testing_allowance_threshold_crossed's reason_code at 80% of the month's testing sends; at 100% it is account.testing_allowance_exhausted (also an open attention item).",
+    reaction: "Sign a commercial agreement or save a card before the allowance runs out.",
+    usedAs: ["reasonCode"],
   },
 } as const satisfies CodeEntries;

@@ -109,6 +109,61 @@ export interface Tenant {
   createdAt: string;
   /** Activation (issue 10): "provisioning", "validation", "live" or "stalled". */
   activationState: string;
+  /** On the testing plan: this UTC month's allowance and what is left of it. Absent on commercial. */
+  testingAllowance:
+    | TestingAllowance
+    | undefined;
+  /** Why the plan is what it is ("agreement_signed", "card_saved", ...); absent until it changed. */
+  planReason?:
+    | string
+    | undefined;
+  /** RFC 3339 UTC: when the plan last changed; absent until it changed. */
+  planChangedAt?: string | undefined;
+}
+
+/**
+ * The testing plan's sends for one UTC month: every send of the month counts (on whichever plan
+ * it was made), so a downgrade mid-month does not hand out a fresh allowance.
+ */
+export interface TestingAllowance {
+  /** Sends per UTC month (NOTIFY_TESTING_ALLOWANCE, default 1000). */
+  limit: string;
+  used: string;
+  /** max(0, limit - used). */
+  remaining: string;
+  /** "YYYY-MM" (UTC). */
+  month: string;
+  /** RFC 3339 UTC: the first instant of the next UTC month. */
+  resetsAt: string;
+}
+
+/**
+ * Moves a tenant between the testing and commercial plans (issue 22). Same plan again: a no-op
+ * success (changed = false, nothing recorded). Errors: NOT_FOUND "tenant.not_found";
+ * INVALID_ARGUMENT "tenant.plan_change_invalid"; FAILED_PRECONDITION "tenant.version_mismatch".
+ */
+export interface ChangePlanRequest {
+  tenantId: string;
+  plan: TenantPlan;
+  /**
+   * To commercial: "agreement_signed" or "card_saved"; to testing: "agreement_ended" or
+   * "card_removed"; either way "operator_correction".
+   */
+  reason: string;
+  /** When present: the tenant's current version must equal it. */
+  expectedVersion?:
+    | string
+    | undefined;
+  /** Who asked (e.g. "admin:cli"); recorded on the event, shown in the activity feed. */
+  actor: string;
+}
+
+export interface ChangePlanResponse {
+  tenant:
+    | Tenant
+    | undefined;
+  /** False when the tenant already was on the plan. */
+  changed: boolean;
 }
 
 export interface CreateTenantRequest {
@@ -242,6 +297,11 @@ export interface SendNotificationResponse {
   createdAt: string;
   /** True when this answer replays the first execution of the same idempotency key. */
   replayed: boolean;
+  /**
+   * A first execution on the testing plan: the month's allowance after this send. Absent on
+   * commercial and on replays.
+   */
+  testingAllowance: TestingAllowance | undefined;
 }
 
 export interface ListConversationMessagesRequest {
@@ -286,6 +346,9 @@ function createBaseTenant(): Tenant {
     plan: 0,
     createdAt: "",
     activationState: "",
+    testingAllowance: undefined,
+    planReason: undefined,
+    planChangedAt: undefined,
   };
 }
 
@@ -320,6 +383,15 @@ export const Tenant: MessageFns<Tenant> = {
     }
     if (message.activationState !== "") {
       writer.uint32(82).string(message.activationState);
+    }
+    if (message.testingAllowance !== undefined) {
+      TestingAllowance.encode(message.testingAllowance, writer.uint32(90).fork()).join();
+    }
+    if (message.planReason !== undefined) {
+      writer.uint32(98).string(message.planReason);
+    }
+    if (message.planChangedAt !== undefined) {
+      writer.uint32(106).string(message.planChangedAt);
     }
     return writer;
   },
@@ -417,6 +489,30 @@ export const Tenant: MessageFns<Tenant> = {
             message.activationState = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.testingAllowance = TestingAllowance.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.planReason = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.planChangedAt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -457,6 +553,21 @@ export const Tenant: MessageFns<Tenant> = {
         : isSet(object.activation_state)
         ? globalThis.String(object.activation_state)
         : "",
+      testingAllowance: isSet(object.testingAllowance)
+        ? TestingAllowance.fromJSON(object.testingAllowance)
+        : isSet(object.testing_allowance)
+        ? TestingAllowance.fromJSON(object.testing_allowance)
+        : undefined,
+      planReason: isSet(object.planReason)
+        ? globalThis.String(object.planReason)
+        : isSet(object.plan_reason)
+        ? globalThis.String(object.plan_reason)
+        : undefined,
+      planChangedAt: isSet(object.planChangedAt)
+        ? globalThis.String(object.planChangedAt)
+        : isSet(object.plan_changed_at)
+        ? globalThis.String(object.plan_changed_at)
+        : undefined,
     };
   },
 
@@ -492,6 +603,15 @@ export const Tenant: MessageFns<Tenant> = {
     if (message.activationState !== "") {
       obj.activationState = message.activationState;
     }
+    if (message.testingAllowance !== undefined) {
+      obj.testingAllowance = TestingAllowance.toJSON(message.testingAllowance);
+    }
+    if (message.planReason !== undefined) {
+      obj.planReason = message.planReason;
+    }
+    if (message.planChangedAt !== undefined) {
+      obj.planChangedAt = message.planChangedAt;
+    }
     return obj;
   },
 
@@ -510,6 +630,376 @@ export const Tenant: MessageFns<Tenant> = {
     message.plan = object.plan ?? 0;
     message.createdAt = object.createdAt ?? "";
     message.activationState = object.activationState ?? "";
+    message.testingAllowance = (object.testingAllowance !== undefined && object.testingAllowance !== null)
+      ? TestingAllowance.fromPartial(object.testingAllowance)
+      : undefined;
+    message.planReason = object.planReason ?? undefined;
+    message.planChangedAt = object.planChangedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseTestingAllowance(): TestingAllowance {
+  return { limit: "0", used: "0", remaining: "0", month: "", resetsAt: "" };
+}
+
+export const TestingAllowance: MessageFns<TestingAllowance> = {
+  encode(message: TestingAllowance, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limit !== "0") {
+      writer.uint32(8).int64(message.limit);
+    }
+    if (message.used !== "0") {
+      writer.uint32(16).int64(message.used);
+    }
+    if (message.remaining !== "0") {
+      writer.uint32(24).int64(message.remaining);
+    }
+    if (message.month !== "") {
+      writer.uint32(34).string(message.month);
+    }
+    if (message.resetsAt !== "") {
+      writer.uint32(42).string(message.resetsAt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestingAllowance {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestingAllowance();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.limit = reader.int64().toString();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.used = reader.int64().toString();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.remaining = reader.int64().toString();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.month = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.resetsAt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestingAllowance {
+    return {
+      limit: isSet(object.limit) ? globalThis.String(object.limit) : "0",
+      used: isSet(object.used) ? globalThis.String(object.used) : "0",
+      remaining: isSet(object.remaining) ? globalThis.String(object.remaining) : "0",
+      month: isSet(object.month) ? globalThis.String(object.month) : "",
+      resetsAt: isSet(object.resetsAt)
+        ? globalThis.String(object.resetsAt)
+        : isSet(object.resets_at)
+        ? globalThis.String(object.resets_at)
+        : "",
+    };
+  },
+
+  toJSON(message: TestingAllowance): unknown {
+    const obj: any = {};
+    if (message.limit !== "0") {
+      obj.limit = message.limit;
+    }
+    if (message.used !== "0") {
+      obj.used = message.used;
+    }
+    if (message.remaining !== "0") {
+      obj.remaining = message.remaining;
+    }
+    if (message.month !== "") {
+      obj.month = message.month;
+    }
+    if (message.resetsAt !== "") {
+      obj.resetsAt = message.resetsAt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TestingAllowance>, I>>(base?: I): TestingAllowance {
+    return TestingAllowance.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TestingAllowance>, I>>(object: I): TestingAllowance {
+    const message = createBaseTestingAllowance();
+    message.limit = object.limit ?? "0";
+    message.used = object.used ?? "0";
+    message.remaining = object.remaining ?? "0";
+    message.month = object.month ?? "";
+    message.resetsAt = object.resetsAt ?? "";
+    return message;
+  },
+};
+
+function createBaseChangePlanRequest(): ChangePlanRequest {
+  return { tenantId: "", plan: 0, reason: "", expectedVersion: undefined, actor: "" };
+}
+
+export const ChangePlanRequest: MessageFns<ChangePlanRequest> = {
+  encode(message: ChangePlanRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenantId !== "") {
+      writer.uint32(10).string(message.tenantId);
+    }
+    if (message.plan !== 0) {
+      writer.uint32(16).int32(message.plan);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    if (message.expectedVersion !== undefined) {
+      writer.uint32(32).int64(message.expectedVersion);
+    }
+    if (message.actor !== "") {
+      writer.uint32(42).string(message.actor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChangePlanRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChangePlanRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenantId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.plan = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expectedVersion = reader.int64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.actor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChangePlanRequest {
+    return {
+      tenantId: isSet(object.tenantId)
+        ? globalThis.String(object.tenantId)
+        : isSet(object.tenant_id)
+        ? globalThis.String(object.tenant_id)
+        : "",
+      plan: isSet(object.plan) ? tenantPlanFromJSON(object.plan) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      expectedVersion: isSet(object.expectedVersion)
+        ? globalThis.String(object.expectedVersion)
+        : isSet(object.expected_version)
+        ? globalThis.String(object.expected_version)
+        : undefined,
+      actor: isSet(object.actor) ? globalThis.String(object.actor) : "",
+    };
+  },
+
+  toJSON(message: ChangePlanRequest): unknown {
+    const obj: any = {};
+    if (message.tenantId !== "") {
+      obj.tenantId = message.tenantId;
+    }
+    if (message.plan !== 0) {
+      obj.plan = tenantPlanToJSON(message.plan);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.expectedVersion !== undefined) {
+      obj.expectedVersion = message.expectedVersion;
+    }
+    if (message.actor !== "") {
+      obj.actor = message.actor;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ChangePlanRequest>, I>>(base?: I): ChangePlanRequest {
+    return ChangePlanRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ChangePlanRequest>, I>>(object: I): ChangePlanRequest {
+    const message = createBaseChangePlanRequest();
+    message.tenantId = object.tenantId ?? "";
+    message.plan = object.plan ?? 0;
+    message.reason = object.reason ?? "";
+    message.expectedVersion = object.expectedVersion ?? undefined;
+    message.actor = object.actor ?? "";
+    return message;
+  },
+};
+
+function createBaseChangePlanResponse(): ChangePlanResponse {
+  return { tenant: undefined, changed: false };
+}
+
+export const ChangePlanResponse: MessageFns<ChangePlanResponse> = {
+  encode(message: ChangePlanResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tenant !== undefined) {
+      Tenant.encode(message.tenant, writer.uint32(10).fork()).join();
+    }
+    if (message.changed !== false) {
+      writer.uint32(16).bool(message.changed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ChangePlanResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseChangePlanResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tenant = Tenant.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.changed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ChangePlanResponse {
+    return {
+      tenant: isSet(object.tenant) ? Tenant.fromJSON(object.tenant) : undefined,
+      changed: isSet(object.changed) ? globalThis.Boolean(object.changed) : false,
+    };
+  },
+
+  toJSON(message: ChangePlanResponse): unknown {
+    const obj: any = {};
+    if (message.tenant !== undefined) {
+      obj.tenant = Tenant.toJSON(message.tenant);
+    }
+    if (message.changed !== false) {
+      obj.changed = message.changed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ChangePlanResponse>, I>>(base?: I): ChangePlanResponse {
+    return ChangePlanResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ChangePlanResponse>, I>>(object: I): ChangePlanResponse {
+    const message = createBaseChangePlanResponse();
+    message.tenant = (object.tenant !== undefined && object.tenant !== null)
+      ? Tenant.fromPartial(object.tenant)
+      : undefined;
+    message.changed = object.changed ?? false;
     return message;
   },
 };
@@ -2255,7 +2745,7 @@ export const SendNotificationRequest: MessageFns<SendNotificationRequest> = {
 };
 
 function createBaseSendNotificationResponse(): SendNotificationResponse {
-  return { notificationId: "", state: "", type: "", createdAt: "", replayed: false };
+  return { notificationId: "", state: "", type: "", createdAt: "", replayed: false, testingAllowance: undefined };
 }
 
 export const SendNotificationResponse: MessageFns<SendNotificationResponse> = {
@@ -2274,6 +2764,9 @@ export const SendNotificationResponse: MessageFns<SendNotificationResponse> = {
     }
     if (message.replayed !== false) {
       writer.uint32(40).bool(message.replayed);
+    }
+    if (message.testingAllowance !== undefined) {
+      TestingAllowance.encode(message.testingAllowance, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -2331,6 +2824,14 @@ export const SendNotificationResponse: MessageFns<SendNotificationResponse> = {
             message.replayed = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.testingAllowance = TestingAllowance.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2358,6 +2859,11 @@ export const SendNotificationResponse: MessageFns<SendNotificationResponse> = {
         ? globalThis.String(object.created_at)
         : "",
       replayed: isSet(object.replayed) ? globalThis.Boolean(object.replayed) : false,
+      testingAllowance: isSet(object.testingAllowance)
+        ? TestingAllowance.fromJSON(object.testingAllowance)
+        : isSet(object.testing_allowance)
+        ? TestingAllowance.fromJSON(object.testing_allowance)
+        : undefined,
     };
   },
 
@@ -2378,6 +2884,9 @@ export const SendNotificationResponse: MessageFns<SendNotificationResponse> = {
     if (message.replayed !== false) {
       obj.replayed = message.replayed;
     }
+    if (message.testingAllowance !== undefined) {
+      obj.testingAllowance = TestingAllowance.toJSON(message.testingAllowance);
+    }
     return obj;
   },
 
@@ -2391,6 +2900,9 @@ export const SendNotificationResponse: MessageFns<SendNotificationResponse> = {
     message.type = object.type ?? "";
     message.createdAt = object.createdAt ?? "";
     message.replayed = object.replayed ?? false;
+    message.testingAllowance = (object.testingAllowance !== undefined && object.testingAllowance !== null)
+      ? TestingAllowance.fromPartial(object.testingAllowance)
+      : undefined;
     return message;
   },
 };
@@ -2922,6 +3434,16 @@ export const TenantServiceService = {
       Buffer.from(SetRecipientConsentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SetRecipientConsentResponse => SetRecipientConsentResponse.decode(value),
   },
+  /** Moves the tenant to the testing or commercial plan, effective for the next send. */
+  changePlan: {
+    path: "/notify.v1.TenantService/ChangePlan" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ChangePlanRequest): Buffer => Buffer.from(ChangePlanRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ChangePlanRequest => ChangePlanRequest.decode(value),
+    responseSerialize: (value: ChangePlanResponse): Buffer => Buffer.from(ChangePlanResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ChangePlanResponse => ChangePlanResponse.decode(value),
+  },
 } as const;
 
 export interface TenantServiceServer extends UntypedServiceImplementation {
@@ -2933,6 +3455,8 @@ export interface TenantServiceServer extends UntypedServiceImplementation {
   getUsageLimits: handleUnaryCall<GetUsageLimitsRequest, GetUsageLimitsResponse>;
   /** Records that a recipient opted out of (or back into) this tenant's messages. */
   setRecipientConsent: handleUnaryCall<SetRecipientConsentRequest, SetRecipientConsentResponse>;
+  /** Moves the tenant to the testing or commercial plan, effective for the next send. */
+  changePlan: handleUnaryCall<ChangePlanRequest, ChangePlanResponse>;
 }
 
 export interface TenantServiceClient extends Client {
@@ -3041,6 +3565,22 @@ export interface TenantServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SetRecipientConsentResponse) => void,
+  ): ClientUnaryCall;
+  /** Moves the tenant to the testing or commercial plan, effective for the next send. */
+  changePlan(
+    request: ChangePlanRequest,
+    callback: (error: ServiceError | null, response: ChangePlanResponse) => void,
+  ): ClientUnaryCall;
+  changePlan(
+    request: ChangePlanRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ChangePlanResponse) => void,
+  ): ClientUnaryCall;
+  changePlan(
+    request: ChangePlanRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ChangePlanResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -54,7 +54,7 @@ export interface ListWorkResponse {
 export interface AttentionItem {
   /** Stable per item: "<kind>:<subject_id>". */
   id: string;
-  /** "webhook_endpoint_dead_lettered", "escalation" or "activation_stalled". */
+  /** "webhook_endpoint_dead_lettered", "escalation", "activation_stalled" or "testing_allowance_exhausted". */
   kind: string;
   /** The endpoint, escalation or tenant id. */
   subjectId: string;

@@ -113,6 +113,10 @@ async function callService<T>(service: string, address: string, tenantId: string
     }
     const apiError = apiErrorFromGrpc(error);
     if (apiError.options.code === "tenant.not_found") throw new UsageError(`no such tenant: ${tenantId}`);
+    if (apiError.options.code === "tenant.version_mismatch") {
+      // A stale expectedVersion is a failed version precondition, as HTTP's 412 says it.
+      throw new UsageError(`${apiError.options.code} (412): ${apiError.message}`);
+    }
     if (apiError.status < 500) throw new UsageError(apiError.message);
     throw new Error(`${service} failed: ${(error as Error).message}`);
   }
@@ -206,6 +210,51 @@ const commands: Record<string, Command> = {
       if (plan === undefined) throw new UsageError("--plan must be testing or commercial");
       const request = { id: values.id ?? "", name: values.name, plan };
       return tenantCall(resources, request.id, () => resources.notify().createTenant(request, resources.call()));
+    },
+  },
+  "tenant get": {
+    usage: "--id ID",
+    does: "prints the tenant record (plan, version, and on testing the month's allowance)",
+    async run(args, resources) {
+      const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
+      if (!values.id) throw new UsageError("tenant get needs --id ID");
+      const tenantId = values.id;
+      return tenantCall(resources, tenantId, () => resources.notify().getTenant({ tenantId }, resources.call()));
+    },
+  },
+  "tenant plan": {
+    usage:
+      "--id ID --plan commercial|testing --reason agreement_signed|card_saved|agreement_ended|card_removed|operator_correction [--expected-version N]",
+    does: "moves the tenant to another plan at once (same plan again: unchanged, nothing recorded); prints the tenant and `changed`",
+    async run(args, resources) {
+      const { values } = parseArgs({
+        args,
+        options: {
+          id: { type: "string" },
+          plan: { type: "string" },
+          reason: { type: "string" },
+          "expected-version": { type: "string" },
+        },
+        strict: true,
+      });
+      const plan = plans[values.plan ?? ""];
+      if (!values.id || plan === undefined || !values.reason) {
+        throw new UsageError("tenant plan needs --id ID --plan commercial|testing --reason REASON");
+      }
+      const expected = values["expected-version"];
+      if (expected !== undefined && !/^[1-9][0-9]{0,15}$/.test(expected)) {
+        throw new UsageError("--expected-version must be a positive integer");
+      }
+      const tenantId = values.id;
+      const answer = await callNotify(resources, tenantId, () =>
+        resources
+          .notify()
+          .changePlan(
+            { tenantId, plan, reason: values.reason!, expectedVersion: expected, actor: "admin:cli" },
+            resources.call(),
+          ),
+      );
+      return { ...tenantToJson(answer.tenant), changed: answer.changed };
     },
   },
   "tenant activate": {

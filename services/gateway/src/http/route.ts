@@ -76,6 +76,8 @@ export interface TenantRoute extends RouteRow<TenantRouteDeps> {
   problems: readonly ProblemCode[];
   /** A second success answer besides successStatus (a dry run's 200 beside a job's 202), documented too. */
   otherSuccess?: { status: 200 | 201 | 202; responseSchema: string; description: string };
+  /** Headers the route's success answer may add (OpenAPI header objects, by name). */
+  successHeaders?: Record<string, unknown>;
 }
 
 /** A deprecated operation's announcement (RFC 9745 Deprecation, RFC 8594 Sunset, the successor). */

@@ -5,6 +5,13 @@ import type { Knex } from "@platform/service-kit/postgres";
 import type { ChannelOutcome } from "../domain/channel-provider.js";
 import type { DeliveryState, NotificationType } from "../domain/notification.js";
 import { sendRefusalError, type SendRefusal } from "../domain/send-preconditions.js";
+import {
+  allowanceThresholdEventId,
+  allowanceThresholdObject,
+  thresholdSends,
+  TESTING_ALLOWANCE_THRESHOLD_CROSSED,
+  type AllowanceThreshold,
+} from "../domain/testing-allowance.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
 import type { EventOutbox } from "./event-outbox.js";
 
@@ -46,10 +53,13 @@ export interface NewSend {
   leaseMs: number;
   ttlMs: number;
   testingAllowance: number;
+  /** The send's trace context: carried by the allowance threshold events it announces. */
+  traceparent?: string | undefined;
 }
 
 export type RecordResult =
-  | { recorded: true; createdAt: Date }
+  /** `monthSends`: on the testing plan, the month's sends with this one; null on commercial. */
+  | { recorded: true; createdAt: Date; monthSends: number | null }
   /** The key is already claimed: the caller reads it with findClaim. */
   | { recorded: false };
 
@@ -130,7 +140,7 @@ function statement(name: string, text: string): { name: string; text: string } {
 
 const recordSendSql = statement(
   "notify_record_send",
-  "select outcome, recorded_at from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 
 const outcomeSql = statement(
@@ -231,7 +241,26 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
       // One statement (record_send, in the migration): claim, preconditions, allowance, command
       // and transcript entry, committed together or not at all. record_send is the atomic
       // enforcement of domain/send-preconditions.ts (the same table of cases tests both).
-      const { rows } = await query<{ outcome: RecordOutcome; recorded_at: Date }>(pool, recordSendSql, [
+      // The allowance's 80% and 100% events are built here and written by record_send only when
+      // this send is the one that reaches the threshold (once per tenant and month).
+      const month = new Date().toISOString().slice(0, 7);
+      const threshold = (name: AllowanceThreshold) =>
+        events?.entryOf({
+          id: allowanceThresholdEventId(send.tenantId, month, name),
+          type: TESTING_ALLOWANCE_THRESHOLD_CROSSED,
+          tenantId: send.tenantId,
+          occurredAt: new Date(),
+          object: allowanceThresholdObject(send.tenantId, month, name, send.testingAllowance),
+          traceparent: send.traceparent,
+        });
+      const warn = threshold("80_percent");
+      const full = threshold("100_percent");
+      const { rows } = await query<{
+        outcome: RecordOutcome;
+        recorded_at: Date;
+        month_sends: number | null;
+        announced: number;
+      }>(pool, recordSendSql, [
         send.tenantId,
         send.idempotencyKey,
         send.fingerprint,
@@ -247,11 +276,20 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         send.delegationReference,
         send.requestId,
         send.testingAllowance,
+        thresholdSends(send.testingAllowance, "80_percent"),
+        warn?.eventId ?? "",
+        warn?.subject ?? "",
+        warn ? Buffer.from(warn.payload) : Buffer.alloc(0),
+        full?.eventId ?? "",
+        full?.subject ?? "",
+        full ? Buffer.from(full.payload) : Buffer.alloc(0),
+        send.traceparent ?? null,
       ]);
-      const { outcome, recorded_at: createdAt } = rows[0]!;
+      const { outcome, recorded_at: createdAt, month_sends: monthSends, announced } = rows[0]!;
+      if (announced > 0) events!.kick();
       switch (outcome) {
         case "recorded":
-          return { recorded: true, createdAt };
+          return { recorded: true, createdAt, monthSends: monthSends === null ? null : Number(monthSends) };
         case "claimed":
           return { recorded: false };
         default:

@@ -13,6 +13,11 @@ interface TenantRow {
   plan: Tenant["plan"];
   created_at: Date;
   activation_state: Tenant["activationState"];
+  plan_reason: string | null;
+  plan_changed_at: Date | null;
+  /** Present when read with the month's sends (tenantWithMonth). */
+  current_month?: string;
+  month_sends?: number | string | null;
 }
 
 function toTenant(row: TenantRow): Tenant {
@@ -27,7 +32,33 @@ function toTenant(row: TenantRow): Tenant {
     plan: row.plan,
     createdAt: row.created_at,
     activationState: row.activation_state,
+    planReason: row.plan_reason,
+    planChangedAt: row.plan_changed_at,
+    month: row.current_month ?? new Date().toISOString().slice(0, 7),
+    monthSends: Number(row.month_sends ?? 0),
   };
+}
+
+const CURRENT_MONTH = "to_char(now() at time zone 'utc', 'YYYY-MM')";
+
+/** The tenant with the current UTC month's sends (the testing allowance's count). */
+function tenantWithMonth(db: Knex | Knex.Transaction, id: string) {
+  return db("tenants")
+    .leftJoin("monthly_sends", (join) => {
+      join.on("monthly_sends.tenant_id", "tenants.id").andOn("monthly_sends.month", db.raw(CURRENT_MONTH));
+    })
+    .first<TenantRow | undefined>(
+      "tenants.*",
+      db.raw(`${CURRENT_MONTH} as current_month`),
+      "monthly_sends.sends as month_sends",
+    )
+    .where("tenants.id", id);
+}
+
+export interface PlanChangeRecord {
+  tenant: Tenant;
+  previous: Tenant;
+  changed: boolean;
 }
 
 export interface TenantRepository {
@@ -48,6 +79,24 @@ export interface TenantRepository {
   ): Promise<UsageLimits>;
   /** The tenant's limits; undefined when it never set any. Throws TenantNotFoundError. */
   getUsageLimits(tenantId: string): Promise<UsageLimits | undefined>;
+  /**
+   * Changes the plan under the tenant's plan lock (exclusive: it waits for the sends in flight,
+   * and sends after it read the new plan) and the row lock. `decide` sees the current record;
+   * `recount`: the month's sends are counted again from the commands (every plan's, refused ones
+   * excepted) before a move to testing. `announce` writes the events in the same transaction.
+   */
+  changePlan(
+    id: string,
+    decide: (tenant: Tenant) => { plan: Tenant["plan"]; reason: string; recount: boolean } | undefined,
+    announce: (trx: Knex.Transaction, change: PlanChangeRecord) => Promise<void>,
+  ): Promise<PlanChangeRecord>;
+  /** Marks a threshold of the month reached; true the first time (the caller announces it then). */
+  markThreshold(
+    trx: Knex.Transaction,
+    tenantId: string,
+    month: string,
+    threshold: "80_percent" | "100_percent",
+  ): Promise<boolean>;
   /** Records (or withdraws) a recipient's opt-out of this tenant's messages; `recipient` is digits. */
   setOptOut(tenantId: string, recipient: string, optedOut: boolean): Promise<void>;
 }
@@ -82,16 +131,55 @@ export function createTenantRepository(db: Knex): TenantRepository {
       return toTenant(rows[0]!);
     },
     async get(id) {
-      const row = await db("tenants").first<TenantRow | undefined>("*").where({ id });
+      const row = await tenantWithMonth(db, id);
       if (!row) throw new TenantNotFoundError();
       return toTenant(row);
+    },
+    async changePlan(id, decide, announce) {
+      return db.transaction(async (trx) => {
+        await trx.raw("select pg_advisory_xact_lock(hashtextextended(?, 0))", [`notify.tenant_plan|${id}`]);
+        const locked = await trx("tenants").first<{ id: string } | undefined>("id").where({ id }).forUpdate();
+        if (!locked) throw new TenantNotFoundError();
+        const previous = toTenant((await tenantWithMonth(trx, id))!);
+        const next = decide(previous);
+        if (!next) return { tenant: previous, previous, changed: false };
+        await trx("tenants")
+          .update({
+            plan: next.plan,
+            plan_reason: next.reason,
+            plan_changed_at: trx.fn.now(),
+            version: trx.raw("version + 1"),
+            updated_at: trx.fn.now(),
+          })
+          .where({ id });
+        if (next.recount) {
+          await trx.raw(
+            `insert into monthly_sends (tenant_id, month, sends)
+             select ?, ${CURRENT_MONTH}, count(*) from notification_commands
+             where tenant_id = ? and month = ${CURRENT_MONTH} and state <> 'failed'
+             on conflict (tenant_id, month) do update set sends = excluded.sends`,
+            [id, id],
+          );
+        }
+        const change = { tenant: toTenant((await tenantWithMonth(trx, id))!), previous, changed: true };
+        await announce(trx, change);
+        return change;
+      });
+    },
+    async markThreshold(trx, tenantId, month, threshold) {
+      const column = threshold === "80_percent" ? "warned_at" : "exhausted_at";
+      const marked = await trx("monthly_sends")
+        .update({ [column]: trx.fn.now() })
+        .where({ tenant_id: tenantId, month })
+        .whereNull(column);
+      return marked === 1;
     },
     async update(id, change) {
       return db.transaction(async (trx) => {
         const row = await trx("tenants").first<TenantRow | undefined>("*").where({ id }).forUpdate();
         if (!row) throw new TenantNotFoundError();
         const next = change(toTenant(row));
-        const [updated] = await trx("tenants")
+        await trx("tenants")
           .update({
             status: next.status,
             activated: next.activated,
@@ -107,9 +195,8 @@ export function createTenantRepository(db: Knex): TenantRepository {
             version: trx.raw("version + 1"),
             updated_at: trx.fn.now(),
           })
-          .where({ id })
-          .returning<TenantRow[]>("*");
-        return toTenant(updated!);
+          .where({ id });
+        return toTenant((await tenantWithMonth(trx, id))!);
       });
     },
     async setUsageLimits(trx, tenantId, softCap, hardCap, expectedVersion) {

@@ -32,7 +32,12 @@ export interface WorkChange {
   createdAt: Date;
 }
 
-export type AttentionKind = "webhook_endpoint_dead_lettered" | "escalation" | "activation_stalled";
+export type AttentionKind =
+  | "webhook_endpoint_dead_lettered"
+  | "escalation"
+  | "activation_stalled"
+  /** The testing plan's sends of a month are used up; a move to commercial closes it. */
+  | "testing_allowance_exhausted";
 
 export type AttentionChange =
   /** `cause`: the class of what caused it (a webhook dead-letter's error class), "" when the event says none. */
@@ -96,6 +101,8 @@ const subjects: Record<string, [kind: string, idField: string]> = {
   "tenant.activated": ["tenant", "tenant_id"],
   "tenant.validation_failed": ["tenant", "tenant_id"],
   "usage.threshold_crossed": ["usage", "month"],
+  "usage.testing_allowance_threshold_crossed": ["usage", "month"],
+  "tenant.plan_changed": ["tenant", "tenant_id"],
 };
 
 export function projectEvent(event: ProjectedEvent): Projection {
@@ -104,7 +111,11 @@ export function projectEvent(event: ProjectedEvent): Projection {
   const subjectId = idField ? token(object, idField) || (subjectKind === "tenant" ? event.tenantId : "") : "";
   let reasonCode = token(object, "reason_code");
   if (event.type === "tenant.validation_failed") reasonCode ||= firstBlockingCode(object);
-  const state = token(object, "state") || (event.type === "usage.threshold_crossed" ? token(object, "threshold") : "");
+  const state =
+    token(object, "state") ||
+    (event.type === "usage.threshold_crossed" || event.type === "usage.testing_allowance_threshold_crossed"
+      ? token(object, "threshold")
+      : "");
   const projection: Projection = {
     activity: {
       eventId: event.id,
@@ -161,6 +172,22 @@ export function projectEvent(event: ProjectedEvent): Projection {
       break;
     case "tenant.activated":
       projection.attention = { open: false, kind: "activation_stalled", subjectId: event.tenantId };
+      break;
+    case "usage.testing_allowance_threshold_crossed":
+      if (token(object, "threshold") === "100_percent") {
+        projection.attention = {
+          open: true,
+          kind: "testing_allowance_exhausted",
+          subjectId: event.tenantId,
+          reasonCode: reasonCode || "account.testing_allowance_exhausted",
+          cause: "",
+        };
+      }
+      break;
+    case "tenant.plan_changed":
+      if (token(object, "plan") === "commercial") {
+        projection.attention = { open: false, kind: "testing_allowance_exhausted", subjectId: event.tenantId };
+      }
       break;
   }
   return projection;

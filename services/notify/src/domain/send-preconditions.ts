@@ -1,5 +1,6 @@
 import { DomainError } from "@platform/service-kit/errors";
 import { TenantNotFoundError, type TenantPlan } from "./tenant.js";
+import { DEFAULT_TESTING_ALLOWANCE } from "./testing-allowance.js";
 
 /**
  * What must hold before a notification is sent (spec 4.2 consent, the testing plan's allowance),
@@ -21,11 +22,12 @@ import { TenantNotFoundError, type TenantPlan } from "./tenant.js";
  *   5. the recipient has not opted out           partner.recipient_opted_out
  *   6. on the `testing` plan, fewer than the allowance's sends were counted this UTC month
  *                                                account.testing_allowance_exhausted
- *      (a `commercial` tenant's sends are never counted).
+ *      (a `commercial` tenant's sends are not counted when made, and never refused; a move back
+ *      to testing recounts the month's sends on both plans: testing-allowance.ts).
  */
 
-/** The testing plan's sends per tenant and UTC month. */
-export const TESTING_ALLOWANCE_PER_MONTH = 1000;
+/** The testing plan's sends per tenant and UTC month by default (NOTIFY_TESTING_ALLOWANCE sets it). */
+export const TESTING_ALLOWANCE_PER_MONTH = DEFAULT_TESTING_ALLOWANCE;
 
 /** UTC calendar month of `at`, "YYYY-MM": the testing allowance's period. */
 export function allowanceMonth(at: Date): string {

@@ -13,6 +13,10 @@ const pending: Tenant = {
   plan: "testing",
   createdAt: new Date(0),
   activationState: "provisioning",
+  planReason: null,
+  planChangedAt: null,
+  month: "1970-01",
+  monthSends: 0,
 };
 
 describe("tenants", () => {

@@ -17,6 +17,12 @@ export interface Tenant {
   createdAt: Date;
   /** Activation (domain/activation.ts): provisioning, validation, live or stalled. */
   activationState: "provisioning" | "validation" | "live" | "stalled";
+  /** Why the plan last changed ("agreement_signed", ...); null until it changed. */
+  planReason: string | null;
+  planChangedAt: Date | null;
+  /** The current UTC month ("YYYY-MM", the database's clock) and the sends counted in it. */
+  month: string;
+  monthSends: number;
 }
 
 export interface NewTenant {

@@ -32,6 +32,8 @@ import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
 import { decodeSeqCursor, resolvePageLimit, toSeqPage } from "../domain/seq-page.js";
 import type { NotificationMetrics } from "./notification-metrics.js";
 import { inSpan, noTracing, SpanKind, SpanStatusCode, type Tracer } from "@platform/service-kit/tracing";
+import { allowanceView } from "../domain/testing-allowance.js";
+import { toProtoAllowance } from "./tenant-service.js";
 
 const SEND_OPERATION = "notify.v1.NotificationService/SendNotification";
 
@@ -75,6 +77,7 @@ function inputFrom(request: SendNotificationRequest) {
 }
 
 const answer = (stored: StoredSend, replayed: boolean): SendNotificationResponse => ({
+  testingAllowance: undefined,
   notificationId: stored.notificationId,
   state: stored.state,
   type: stored.type,
@@ -153,6 +156,7 @@ export function createNotificationService(
         leaseMs: deps.leaseMs,
         ttlMs: deps.ttlMs,
         testingAllowance: deps.testingAllowance,
+        traceparent,
       });
     } catch (error) {
       if (error instanceof DomainError) {
@@ -228,7 +232,13 @@ export function createNotificationService(
     logger.info(line, "notification dispatched");
     if (outcome.kind === "failed") throw refusalError(outcome.code);
     if (outcome.kind === "unknown") throw new ActionOutcomeUnknownError();
-    return answer(stored, false);
+    const response = answer(stored, false);
+    if (recorded.monthSends !== null) {
+      response.testingAllowance = toProtoAllowance(
+        allowanceView(deps.testingAllowance, stored.createdAt.slice(0, 7), recorded.monthSends),
+      );
+    }
+    return response;
   }
 
   return {

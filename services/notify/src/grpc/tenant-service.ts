@@ -4,6 +4,7 @@ import {
   TenantPlan as ProtoPlan,
   TenantServiceService,
   type Tenant as ProtoTenant,
+  type TestingAllowance as ProtoTestingAllowance,
   type UsageLimits as ProtoUsageLimits,
 } from "@platform/proto/notify/v1";
 import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platform/service-kit/idempotency";
@@ -27,6 +28,20 @@ import { maskRecipient, parseRecipient } from "../domain/notification.js";
 import { validateExpectedVersion, validateUsageLimits, type UsageLimits } from "../domain/usage-limits.js";
 import { usageMonthOf } from "../domain/usage-month.js";
 import type { UsageStore } from "../db/usage-store.js";
+import {
+  allowanceThresholdEventId,
+  allowanceThresholdObject,
+  allowanceThresholds,
+  allowanceView,
+  decidePlanChange,
+  DEFAULT_TESTING_ALLOWANCE,
+  planChangedObject,
+  TENANT_PLAN_CHANGED,
+  TESTING_ALLOWANCE_THRESHOLD_CROSSED,
+  thresholdSends,
+  validatePlanChange,
+  type AllowanceView,
+} from "../domain/testing-allowance.js";
 
 const planToProto: Record<TenantPlan, ProtoPlan> = {
   testing: ProtoPlan.TENANT_PLAN_TESTING,
@@ -40,7 +55,17 @@ function planFromProto(plan: ProtoPlan): TenantPlan | undefined {
   throw new InvalidTenantError("plan must be testing or commercial");
 }
 
-function toProtoTenant(tenant: Tenant): ProtoTenant {
+export function toProtoAllowance(view: AllowanceView): ProtoTestingAllowance {
+  return {
+    limit: String(view.limit),
+    used: String(view.used),
+    remaining: String(view.remaining),
+    month: view.month,
+    resetsAt: view.resetsAt.toISOString(),
+  };
+}
+
+function toProtoTenant(tenant: Tenant, testingAllowance: number): ProtoTenant {
   return {
     id: tenant.id,
     name: tenant.name,
@@ -52,6 +77,12 @@ function toProtoTenant(tenant: Tenant): ProtoTenant {
     plan: planToProto[tenant.plan],
     createdAt: tenant.createdAt.toISOString(),
     activationState: tenant.activationState,
+    testingAllowance:
+      tenant.plan === "testing"
+        ? toProtoAllowance(allowanceView(testingAllowance, tenant.month, tenant.monthSends))
+        : undefined,
+    planReason: tenant.planReason ?? undefined,
+    planChangedAt: tenant.planChangedAt?.toISOString(),
   };
 }
 
@@ -95,7 +126,10 @@ export function createTenantService(deps: {
   usage?: UsageStore;
   /** Which UTC month "this month" is (defaults to the system clock). */
   clock?: () => Date;
+  /** The testing plan's sends per UTC month (NOTIFY_TESTING_ALLOWANCE; default 1000). */
+  testingAllowance?: number;
 }): UnaryHandlers<typeof TenantServiceService> {
+  const allowance = deps.testingAllowance ?? DEFAULT_TESTING_ALLOWANCE;
   const activation = createActivationRepository(deps.db);
   return {
     async createTenant(request, { logger }) {
@@ -103,10 +137,10 @@ export function createTenantService(deps: {
         validateNewTenant({ id: request.id, name: request.name, plan: planFromProto(request.plan) }),
       );
       logger.info({ tenantId: tenant.id }, "tenant created");
-      return { tenant: toProtoTenant(tenant) };
+      return { tenant: toProtoTenant(tenant, allowance) };
     },
     async getTenant(request) {
-      return { tenant: toProtoTenant(await deps.tenants.get(requireTenantId(request.tenantId))) };
+      return { tenant: toProtoTenant(await deps.tenants.get(requireTenantId(request.tenantId)), allowance) };
     },
     async activateTenant(request, { logger, traceparent }) {
       // The operator's override: live now, channel ready, tenant.activated unless it already was.
@@ -122,7 +156,7 @@ export function createTenantService(deps: {
       if (emitted > 0) deps.events.kick();
       const tenant = await deps.tenants.get(tenantId);
       logger.info({ tenantId: tenant.id }, "tenant activated");
-      return { tenant: toProtoTenant(tenant) };
+      return { tenant: toProtoTenant(tenant, allowance) };
     },
     async setChannelState(request) {
       if (request.state === ChannelState.CHANNEL_STATE_UNSPECIFIED || !(request.state in ChannelState)) {
@@ -130,7 +164,7 @@ export function createTenantService(deps: {
       }
       const ready = request.state === ChannelState.CHANNEL_STATE_READY;
       const tenant = await deps.tenants.update(requireTenantId(request.tenantId), (t) => withChannel(t, ready));
-      return { tenant: toProtoTenant(tenant) };
+      return { tenant: toProtoTenant(tenant, allowance) };
     },
     async setUsageLimits(request, { traceparent }) {
       let announced = 0;
@@ -165,6 +199,66 @@ export function createTenantService(deps: {
       );
       if (announced > 0) deps.events.kick();
       return { limits: toProtoLimits(outcome.result), replayed: outcome.replayed };
+    },
+    async changePlan(request, { logger, traceparent }) {
+      const tenantId = requireTenantId(request.tenantId);
+      const change = validatePlanChange({
+        plan: request.plan === ProtoPlan.TENANT_PLAN_UNSPECIFIED ? undefined : planFromProto(request.plan),
+        reason: request.reason,
+        expectedVersion: request.expectedVersion === undefined ? undefined : Number(request.expectedVersion),
+        actor: request.actor,
+      });
+      let announced = 0;
+      const outcome = await deps.tenants.changePlan(
+        tenantId,
+        (tenant) => {
+          const decision = decidePlanChange(tenant, change);
+          return decision.kind === "unchanged"
+            ? undefined
+            : { plan: change.plan, reason: change.reason, recount: decision.recount };
+        },
+        async (trx, { tenant, previous }) => {
+          const at = tenant.planChangedAt ?? new Date();
+          await deps.events.append(trx, {
+            type: TENANT_PLAN_CHANGED,
+            tenantId,
+            occurredAt: at,
+            object: planChangedObject({
+              tenantId,
+              plan: tenant.plan,
+              previousPlan: previous.plan,
+              reason: change.reason,
+              version: tenant.version,
+              changedAt: at,
+              actor: change.actor,
+              month: tenant.month,
+            }),
+            traceparent,
+          });
+          announced++;
+          if (tenant.plan !== "testing") return;
+          // Back on testing: the recounted month may already stand past a threshold.
+          for (const threshold of allowanceThresholds) {
+            if (tenant.monthSends < thresholdSends(allowance, threshold)) continue;
+            if (!(await deps.tenants.markThreshold(trx, tenantId, tenant.month, threshold))) continue;
+            await deps.events.append(trx, {
+              id: allowanceThresholdEventId(tenantId, tenant.month, threshold),
+              type: TESTING_ALLOWANCE_THRESHOLD_CROSSED,
+              tenantId,
+              occurredAt: at,
+              object: allowanceThresholdObject(tenantId, tenant.month, threshold, allowance),
+              traceparent,
+            });
+            announced++;
+          }
+        },
+      );
+      if (announced > 0) deps.events.kick();
+      logger.info(
+        { tenantId, plan: outcome.tenant.plan, reason: change.reason, changed: outcome.changed },
+        outcome.changed ? "tenant plan changed" : "tenant plan unchanged (already on it)",
+      );
+      return { tenant: toProtoTenant(outcome.tenant, allowance), changed: outcome.changed };
     },
     async getUsageLimits(request) {
       const limits = await deps.tenants.getUsageLimits(requireTenantId(request.tenantId));

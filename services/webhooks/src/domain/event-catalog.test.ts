@@ -10,18 +10,20 @@ import {
 } from "./event-catalog.js";
 
 describe("the event catalog", () => {
-  it("lists the ten types of spec 6.3 with their emission status, all subscribable", () => {
+  it("lists the ten types of spec 6.3 and issue 22's two with their emission status, all subscribable", () => {
     const subscribable = eventCatalog.filter((event) => event.subscribable);
     expect(subscribable.map((event) => [event.type, event.emission])).toEqual([
       ["conversation.started", "emitted"],
       ["booking.created", "emitted"],
       ["booking.cancelled", "emitted"],
       ["usage.threshold_crossed", "emitted"],
+      ["usage.testing_allowance_threshold_crossed", "emitted"],
       ["capability.suspended", "emitted"],
       ["capability.restored", "emitted"],
       ["escalation.raised", "emitted"],
       ["escalation.resolved", "emitted"],
       ["tenant.activated", "emitted"],
+      ["tenant.plan_changed", "emitted"],
       ["tenant.validation_failed", "emitted"],
     ]);
   });

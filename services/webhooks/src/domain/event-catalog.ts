@@ -1,5 +1,6 @@
 /**
- * The event catalog of spec 6.3: the ten event types with their emission status and the five
+ * The event catalog of spec 6.3: the ten event types (and issue 22's tenant.plan_changed and
+ * usage.testing_allowance_threshold_crossed) with their emission status and the five
  * coming-soon types that are published but cannot be subscribed to; and the endpoint filters over
  * it (exact types or a family wildcard such as `capability.*`).
  */
@@ -39,6 +40,11 @@ export const eventCatalog: readonly EventType[] = Object.freeze([
   entry("booking.created", "emitted", "the AI created a booking on the tenant's platform"),
   entry("booking.cancelled", "emitted", "the AI cancelled a booking"),
   entry("usage.threshold_crossed", "emitted", "monthly token usage reached the soft or hard cap set via usage limits"),
+  entry(
+    "usage.testing_allowance_threshold_crossed",
+    "emitted",
+    "a tenant on the testing plan used 80% or 100% of its free sends of the UTC month (each once per month)",
+  ),
   entry("capability.suspended", "emitted", "a verified capability failed its check; the AI stops using it"),
   entry("capability.restored", "emitted", "the failing check passed again"),
   entry(
@@ -48,6 +54,11 @@ export const eventCatalog: readonly EventType[] = Object.freeze([
   ),
   entry("escalation.resolved", "emitted", "retained compatibility name for closure (closes its attention item)"),
   entry("tenant.activated", "emitted", "provisioning finished and validation passed"),
+  entry(
+    "tenant.plan_changed",
+    "emitted",
+    "the tenant moved between the testing and commercial plans (agreement signed, card saved, or back)",
+  ),
   entry(
     "tenant.validation_failed",
     "emitted",

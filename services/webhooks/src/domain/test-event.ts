@@ -24,6 +24,12 @@ export class TestEventTypeNotSubscribableError extends InvalidArgumentError {
 
 type Snapshot = Record<string, unknown>;
 
+/** "YYYY-MM" of the month after the one `at` (RFC 3339) is in. */
+function nextMonth(at: string): string {
+  const date = new Date(at);
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)).toISOString().slice(0, 7);
+}
+
 const suffix = (eventId: string) => eventId.replace(/^evt_/, "").slice(0, 24);
 
 /** The synthetic data.object of each subscribable type. */
@@ -83,6 +89,27 @@ const snapshots: Record<string, (ids: { tag: string; tenant: string; at: string 
     resolution_code: "escalation.resolved_by_staff",
   }),
   "tenant.activated": ({ tenant, at }) => ({ tenant_id: tenant, status: "active", activated_at: at }),
+  "tenant.plan_changed": ({ tenant, at }) => ({
+    tenant_id: tenant,
+    plan: "commercial",
+    previous_plan: "testing",
+    state: "commercial",
+    reason_code: "plan.agreement_signed",
+    version: 2,
+    changed_at: at,
+    month: at.slice(0, 7),
+    actor: "admin:cli",
+  }),
+  "usage.testing_allowance_threshold_crossed": ({ tenant, at }) => ({
+    tenant_id: tenant,
+    month: at.slice(0, 7),
+    threshold: "80_percent",
+    reason_code: "account.testing_allowance_warning",
+    allowance: 1000,
+    sends_used: 800,
+    remaining: 200,
+    resets_at: `${nextMonth(at)}-01T00:00:00.000Z`,
+  }),
   "tenant.validation_failed": ({ tenant, at }) => ({
     tenant_id: tenant,
     status: "pending_activation",

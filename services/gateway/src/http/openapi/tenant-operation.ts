@@ -82,6 +82,7 @@ function successOf(route: TenantRoute, status: number) {
       ...everyResponseHeaders,
       ...(route.mutation ? replayedHeader : {}),
       ...(route.poll ? pollHeaders : {}),
+      ...route.successHeaders,
     },
     ...(route.responseSchema ? { content: { "application/json": { schema: ref(route.responseSchema) } } } : {}),
   };

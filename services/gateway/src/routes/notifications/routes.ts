@@ -4,6 +4,26 @@ import { readJsonBody } from "../../http/middleware/json-body.js";
 import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { pageParameters, pageQuery } from "../../http/page-query.js";
 import { messageToJson, sendResultToJson } from "./json.js";
+
+/**
+ * On a first execution by a tenant on the testing plan: where its month's free sends stand after
+ * this send (the tenant record's `testingAllowance` shows the same at any time).
+ */
+const testingAllowanceHeaders = {
+  "X-Testing-Allowance-Limit": {
+    description: "Testing plan only: the free sends of a UTC month.",
+    schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+  },
+  "X-Testing-Allowance-Remaining": {
+    description:
+      "Testing plan only: free sends left this UTC month after this one; at 0 further sends answer 409 `account.testing_allowance_exhausted`.",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  "X-Testing-Allowance-Reset": {
+    description: "Testing plan only: when the allowance starts again (RFC 3339 UTC, the next month's first instant).",
+    schema: { type: "string", format: "date-time" },
+  },
+};
 import { toSendNotificationRequest } from "./shapes.js";
 
 /** Seconds a partner should wait after partner.channel_rate_limited before retrying with the same key. */
@@ -26,9 +46,14 @@ export const notificationRoutes: TenantRoute[] = [
       "Sends a pre-approved template message once per Idempotency-Key and records it on the customer's " +
       "conversation transcript. `state` sent is not proof that the recipient read it. A 409 " +
       "`partner.action_outcome_unknown` means the message may or may not have gone out: read the transcript " +
-      "before sending again; a repeat with the same key never sends twice.",
+      "before sending again; a repeat with the same key never sends twice. On the testing plan the answer " +
+      "says how many free sends are left this UTC month (`X-Testing-Allowance-*`; the tenant record's " +
+      "`testingAllowance` at any time); a 409 " +
+      "`account.testing_allowance_exhausted` is not remembered by the key: after a move to the commercial " +
+      "plan the same request with the same key sends.",
     requestSchema: "NotificationRequest",
     responseSchema: "NotificationResult",
+    successHeaders: testingAllowanceHeaders,
     problems: [
       "partner.notification_invalid",
       "partner.notification_recipient_invalid",
@@ -60,6 +85,12 @@ export const notificationRoutes: TenantRoute[] = [
         throw error;
       }
       if (response.replayed) ctx.set("Idempotent-Replayed", "true");
+      const allowance = response.testingAllowance;
+      if (allowance) {
+        ctx.set("X-Testing-Allowance-Limit", allowance.limit);
+        ctx.set("X-Testing-Allowance-Remaining", allowance.remaining);
+        ctx.set("X-Testing-Allowance-Reset", allowance.resetsAt);
+      }
       ctx.body = sendResultToJson(response);
     },
   },

@@ -33,7 +33,10 @@ export const pollSchemas = {
     required: ["id", "kind", "subjectId", "reasonCode", "cause", "openedAt", "eventId"],
     properties: {
       id: { type: "string", description: "Stable per item: `<kind>:<subjectId>`." },
-      kind: { type: "string", enum: ["webhook_endpoint_dead_lettered", "escalation", "activation_stalled"] },
+      kind: {
+        type: "string",
+        enum: ["webhook_endpoint_dead_lettered", "escalation", "activation_stalled", "testing_allowance_exhausted"],
+      },
       subjectId: { type: "string", description: "The endpoint, escalation or tenant id." },
       reasonCode: nullableCode,
       openedAt: timestamp,

@@ -1,10 +1,21 @@
-import { TenantPlan, type Tenant } from "@platform/proto/notify/v1";
+import { TenantPlan, type Tenant, type TestingAllowance } from "@platform/proto/notify/v1";
 import { ApiError } from "../../http/api-error.js";
 
 const planNames: Partial<Record<TenantPlan, string>> = {
   [TenantPlan.TENANT_PLAN_TESTING]: "testing",
   [TenantPlan.TENANT_PLAN_COMMERCIAL]: "commercial",
 };
+
+/** The testing plan's month as the tenant record and the send answer show it. */
+export function testingAllowanceToJson(allowance: TestingAllowance): Record<string, unknown> {
+  return {
+    limit: Number(allowance.limit),
+    used: Number(allowance.used),
+    remaining: Number(allowance.remaining),
+    month: allowance.month,
+    resetsAt: allowance.resetsAt,
+  };
+}
 
 export function tenantToJson(tenant: Tenant | undefined): Record<string, unknown> {
   if (!tenant) throw new ApiError(500, "notify answered without a tenant");
@@ -19,5 +30,8 @@ export function tenantToJson(tenant: Tenant | undefined): Record<string, unknown
     plan: planNames[tenant.plan] ?? null,
     createdAt: tenant.createdAt,
     activationState: tenant.activationState || null,
+    planReason: tenant.planReason ?? null,
+    planChangedAt: tenant.planChangedAt ?? null,
+    testingAllowance: tenant.testingAllowance ? testingAllowanceToJson(tenant.testingAllowance) : null,
   };
 }

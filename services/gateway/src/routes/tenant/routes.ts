@@ -15,7 +15,10 @@ export const tenantRecordRoutes: TenantRoute[] = [
     tag: "tenant",
     summary: "Read the tenant record.",
     description:
-      "The tenant's name, plan, activation and channel readiness, with a `version` that increases on every change.",
+      "The tenant's name, plan, activation and channel readiness, with a `version` that increases on every change. " +
+      "On the free `testing` plan, `testingAllowance` says how many of this UTC month's sends are used and left and " +
+      "when the allowance resets; the plan changes (an operator's act when an agreement is signed or a card is saved) " +
+      "show in `planReason`, `planChangedAt`, the activity feed and the `tenant.plan_changed` webhook event.",
     responseSchema: "Tenant",
     problems: [],
     async handle(ctx, deps) {
