@@ -6,6 +6,7 @@ import { createScratchDatabase, type ScratchDatabase } from "@platform/local-sta
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runAdmin } from "../src/cli/admin.js";
 
 const run = promisify(execFile);
 const admin = join(import.meta.dirname, "..", "dist", "src", "cli", "admin.js");
@@ -15,11 +16,29 @@ describe("admin CLI", () => {
   let scratch: ScratchDatabase;
   let notify: ServiceProcess;
   const notifyAddr = () => `127.0.0.1:${notify.listening.grpcPort as number}`;
-  const cliWith = (env: Record<string, string>, ...args: string[]) =>
+  /** The built script, as `npm run admin` runs it: a process of its own (exit code, stdout, stderr). */
+  const spawnCliWith = (env: Record<string, string>, ...args: string[]) =>
     run(process.execPath, [admin, ...args], { env: { PATH: process.env.PATH ?? "", ...env } }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );
+  const spawnCli = (...args: string[]) =>
+    spawnCliWith({ DATABASE_URL: scratch.url, NOTIFY_ADDR: notifyAddr() }, ...args);
+  /**
+   * The same run in-process (runAdmin, what the script calls), for the commands' own behaviour:
+   * a process's cold start per command cost most of this file's time. The tests of the process
+   * itself (exit codes, what it prints where) spawn the script.
+   */
+  const cliWith = async (env: Record<string, string>, ...args: string[]) => {
+    let stdout = "";
+    let stderr = "";
+    const code = await runAdmin(
+      args,
+      { PATH: process.env.PATH ?? "", ...env },
+      { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) },
+    );
+    return { code, stdout, stderr };
+  };
   const cli = (...args: string[]) => cliWith({ DATABASE_URL: scratch.url, NOTIFY_ADDR: notifyAddr() }, ...args);
   const tenant = async (id: string) => {
     const created = await cli("tenant", "create", "--name", id, "--id", id);
@@ -52,7 +71,7 @@ describe("admin CLI", () => {
   it("creates a key with tenants and scopes, printing the key once as JSON", async () => {
     await tenant("t_1");
     await tenant("t_2");
-    const { code, stdout, stderr } = await cli(
+    const { code, stdout, stderr } = await spawnCli(
       "key",
       "create",
       "--tenants",
@@ -106,7 +125,7 @@ describe("admin CLI", () => {
 
   it("refuses tenants that do not exist, naming each, and issues no key", async () => {
     await tenant("t_here");
-    const { code, stdout, stderr } = await cli(
+    const { code, stdout, stderr } = await spawnCli(
       "key",
       "create",
       "--tenants",
@@ -127,7 +146,7 @@ describe("admin CLI", () => {
 
   it("warns on stderr when tenants come without scopes, and still issues the key", async () => {
     await tenant("t_noscope");
-    const { code, stdout, stderr } = await cli("key", "create", "--tenants", "t_noscope");
+    const { code, stdout, stderr } = await spawnCli("key", "create", "--tenants", "t_noscope");
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ tenants: ["t_noscope"], scopes: [] });
     expect((JSON.parse(stderr) as { warning: string }).warning).toMatch(/no scopes/);
@@ -145,7 +164,7 @@ describe("admin CLI", () => {
   });
 
   it.each([[["--help"]], [["-h"]], [["help"]]])("prints usage on stdout with exit 0 for %j", async (args) => {
-    const { code, stdout, stderr } = await cli(...args);
+    const { code, stdout, stderr } = await spawnCli(...args);
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     for (const command of ["key create", "key revoke", "tenant create", "tenant activate", "tenant channel"]) {
       expect(stdout).toContain(command);
@@ -166,7 +185,7 @@ describe("admin CLI", () => {
   });
 
   it("says the stack seems down, where it looked and to run npm start, when Postgres is unreachable", async () => {
-    const { code, stderr } = await cliWith(
+    const { code, stderr } = await spawnCliWith(
       { DATABASE_URL: "postgres://postgres:hunter2@127.0.0.1:1/none", NOTIFY_ADDR: notifyAddr() },
       "key",
       "create",

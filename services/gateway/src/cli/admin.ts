@@ -12,7 +12,8 @@
  * `npm start`), else the local defaults.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { ChannelState, TenantPlan } from "@platform/proto/notify/v1";
 import { status as GrpcStatus } from "@grpc/grpc-js";
@@ -574,7 +575,7 @@ function stackEnvironment(): Record<string, string> {
 /** A successful run: a JSON result, or help text. */
 type Outcome = { json: unknown } | { text: string };
 
-async function run(argv: string[]): Promise<Outcome> {
+async function run(argv: string[], env: NodeJS.ProcessEnv, stderr: (text: string) => void): Promise<Outcome> {
   const name = argv.slice(0, 2).join(" ");
   const command = commands[name];
   const wantsHelp = argv.includes("--help") || argv.includes("-h") || argv[0] === "help";
@@ -582,12 +583,12 @@ async function run(argv: string[]): Promise<Outcome> {
   if (!command) {
     throw new UsageError(`usage: admin <${Object.keys(commands).join(" | ")}> [options]; admin --help for more`);
   }
-  const config = loadGatewayConfig({ ...stackEnvironment(), ...process.env });
+  const config = loadGatewayConfig({ ...stackEnvironment(), ...env });
   // With OTEL_EXPORTER_OTLP_ENDPOINT, the command is the root span of its calls' traces.
   const tracing = await startTracing("admin", config);
   try {
     return await inSpan(tracing.tracer, `admin ${name}`, undefined, { kind: SpanKind.CLIENT }, async (span) => {
-      const opened = openResources(config, traceparentOf(span));
+      const opened = openResources(config, traceparentOf(span), stderr);
       try {
         return { json: await command.run(argv.slice(2), opened.resources) };
       } finally {
@@ -602,6 +603,7 @@ async function run(argv: string[]): Promise<Outcome> {
 function openResources(
   config: GatewayConfig,
   traceparent: string | undefined,
+  stderr: (text: string) => void,
 ): { resources: Resources; close(): Promise<void> } {
   let db: Promise<Knex> | undefined;
   let notify: NotifyClient | undefined;
@@ -630,7 +632,7 @@ function openResources(
       events: () => (events ??= createEventClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT)),
       eventsAddress: config.WEBHOOKS_ADDR,
       projections: () => (projections ??= createProjectionClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT)),
-      warn: (message) => process.stderr.write(`${JSON.stringify({ warning: message })}\n`),
+      warn: (message) => stderr(`${JSON.stringify({ warning: message })}\n`),
       call: () => ({ requestId: `admin_${randomUUID()}`, traceparent }),
       traceId: traceIdOf(traceparent),
     },
@@ -643,14 +645,33 @@ function openResources(
   };
 }
 
-run(process.argv.slice(2)).then(
-  (outcome) => {
-    process.stdout.write("text" in outcome ? outcome.text : `${JSON.stringify(outcome.json)}\n`);
-  },
-  (error: unknown) => {
+/**
+ * One run of the CLI: `argv` without node and the script, `env` for process.env. Writes what the
+ * process prints and answers its exit code (0, 2 refused, 1 infrastructure). The tests run most
+ * commands through it in-process, and spawn the script for the process's own behaviour.
+ */
+export async function runAdmin(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  io: { stdout: (text: string) => void; stderr: (text: string) => void },
+): Promise<number> {
+  try {
+    const outcome = await run(argv, env, io.stderr);
+    io.stdout("text" in outcome ? outcome.text : `${JSON.stringify(outcome.json)}\n`);
+    return 0;
+  } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`${JSON.stringify({ error: message })}\n`);
-    process.exitCode =
-      error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
-  },
-);
+    io.stderr(`${JSON.stringify({ error: message })}\n`);
+    return error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
+  }
+}
+
+// Run as a script (node dist/src/cli/admin.js), not when imported.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  void runAdmin(process.argv.slice(2), process.env, {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  }).then((code) => {
+    process.exitCode = code;
+  });
+}
