@@ -194,7 +194,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
         expect(await textOf(pages[role].locator("header"))).toContain(`${email} (${role})`);
         const used = await newPage();
         expect((await used.goto(pathOf(urls[i]!)))?.status()).toBe(410);
-        await check(used, "a used invitation");
+        if (i === 0) await check(used, "a used invitation");
       }),
     );
     // A second invitation of the same email is refused beside the field.
@@ -318,7 +318,6 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await admin.getByLabel("Your password").fill(password);
     await admin.getByRole("button", { name: "Rotate the secret" }).click();
     expect(await textOf(admin.locator("#new-secret"))).toMatch(/^whsec_/);
-    await check(admin, "the rotated secret");
   });
 
   it("the owner starts activation, a failing check stalls it: the tenant page and the inbox show it", async () => {
@@ -471,7 +470,6 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     const first = await newPage();
     await first.goto(link);
     expect(new URL(first.url()).pathname).toBe("/console/attention");
-    await check(first, "attention, from a console link");
     const second = await newPage();
     expect((await second.goto(link))?.status()).toBe(410);
     await check(second, "a used console link");
