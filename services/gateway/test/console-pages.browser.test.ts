@@ -5,7 +5,7 @@ import {
   type TestCertificates,
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleRoutes } from "../src/console/routes.js";
 import {
@@ -60,7 +60,6 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
   let key: string;
   let endpointId: string;
   let n = 0;
-  const contexts: BrowserContext[] = [];
   const pages: Record<"owner" | "admin" | "viewer" | "outsider", Page> = {} as never;
   /** The console pages (GET route patterns) axe has checked; the last test wants every one. */
   const checked = new Set<string>();
@@ -68,7 +67,6 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
   const newPage = async (options: ContextOptions = { axe: true }) => {
     const context = await consoleContext(browser, stack.url, options);
     context.setDefaultTimeout(10_000);
-    contexts.push(context);
     return context.newPage();
   };
   /** A page of its own context signed in as `as` (the same session: no new sign-in, no password hash). */
@@ -135,30 +133,40 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
       launchChromium(),
     ]);
     [tenant, outsider] = ["ten_browser", "ten_other"];
-    await Promise.all([
-      stack.admin("tenant", "create", "--name", "Browser tenant", "--id", tenant),
-      stack.admin("tenant", "create", "--name", "Other tenant", "--id", outsider),
-    ]);
     const scopes = "tenant:read,webhook:manage,tenant:manage,usage:manage";
-    const [created, owner, other] = await Promise.all([
-      stack.admin("key", "create", "--scopes", scopes, "--tenants", tenant),
-      stack.admin("user", "create", "--tenant", tenant, "--email", "owner@example.com", "--role", "owner"),
-      stack.admin("user", "create", "--tenant", outsider, "--email", "owner@other.example", "--role", "owner"),
-    ]);
-    key = created.key as string;
-    pages.owner = await newPage();
-    pages.outsider = await newPage();
+    // Each tenant's setup is a chain of its own, both at once: every CLI run is a process to start.
     await Promise.all([
-      acceptInvitation(pages.owner, owner.invitationUrl as string, "invitation"),
-      acceptInvitation(pages.outsider, other.invitationUrl as string),
+      (async () => {
+        await stack.admin("tenant", "create", "--name", "Browser tenant", "--id", tenant);
+        const [created, owner] = await Promise.all([
+          stack.admin("key", "create", "--scopes", scopes, "--tenants", tenant),
+          stack.admin("user", "create", "--tenant", tenant, "--email", "owner@example.com", "--role", "owner"),
+        ]);
+        key = created.key as string;
+        pages.owner = await newPage();
+        await acceptInvitation(pages.owner, owner.invitationUrl as string, "invitation");
+      })(),
+      (async () => {
+        await stack.admin("tenant", "create", "--name", "Other tenant", "--id", outsider);
+        const other = await stack.admin(
+          "user",
+          "create",
+          "--tenant",
+          outsider,
+          "--email",
+          "owner@other.example",
+          "--role",
+          "owner",
+        );
+        pages.outsider = await newPage();
+        await acceptInvitation(pages.outsider, other.invitationUrl as string);
+      })(),
     ]);
   }, 60_000);
 
   afterAll(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await stack?.stop();
-    await receiver?.close();
+    // Closing the browser closes every context; the stack stops meanwhile.
+    await Promise.all([browser?.close(), stack?.stop(), receiver?.close()]);
     await certs?.remove();
   });
 
