@@ -104,31 +104,46 @@ export const SCREEN_WIDTHS = [1280, 390] as const;
  */
 export async function screenshots(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
-  for (const width of SCREEN_WIDTHS) {
+  // The phone first, so the page ends at the laptop's width the tests use, with no extra relayout.
+  for (const width of [...SCREEN_WIDTHS].reverse()) {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
     await page.evaluate("window.scrollTo(0, 0)");
     const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
-    if (overflow > 1) throw new Error(`${name} overflows a ${width} px wide screen by ${overflow} px`);
+    if (overflow > 1) {
+      // The outermost elements that stick out, to say what to fix.
+      const culprits = await page.evaluate<string[]>(`[...document.querySelectorAll("body *")]
+        .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
+        .filter((el) => !(el.parentElement && el.parentElement.getBoundingClientRect().right > window.innerWidth + 1))
+        .slice(0, 5)
+        .map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className ? "." + el.className : ""))`);
+      throw new Error(`${name} overflows a ${width} px wide screen by ${overflow} px: ${culprits.join(", ")}`);
+    }
     await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}-${width}.png`), animations: "disabled" });
   }
-  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+export interface ContextOptions {
+  javaScriptEnabled?: boolean;
+  axe?: boolean;
+  timezoneId?: string;
 }
 
 /**
- * A context for one console user: its own cookies, English, UTC. `axe: true` lets axe's script tag
+ * A context for one console user: its own cookies, English, UTC unless `timezoneId` names another
+ * zone (the times test). `axe: true` lets axe's script tag
  * past the console's CSP (bypassCSP); other contexts keep the CSP enforced, so a page that needed
  * an inline script or style would break there (and report a violation, see cspViolations).
  */
 export function consoleContext(
   browser: Browser,
   baseURL: string,
-  options: { javaScriptEnabled?: boolean; axe?: boolean } = {},
+  options: ContextOptions = {},
 ): Promise<BrowserContext> {
   return browser.newContext({
     baseURL,
     bypassCSP: options.axe ?? false,
     locale: "en-GB",
-    timezoneId: "UTC",
+    timezoneId: options.timezoneId ?? "UTC",
     viewport: { width: 1280, height: 800 },
     javaScriptEnabled: options.javaScriptEnabled ?? true,
   });

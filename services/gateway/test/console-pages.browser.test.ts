@@ -5,11 +5,13 @@ import {
   type TestCertificates,
   type TestReceiver,
 } from "@platform/local-stack/https-receiver";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consoleRoutes } from "../src/console/routes.js";
 import {
   browserSkipReason,
   consoleContext,
+  type ContextOptions,
   cspViolations,
   expectAccessible,
   focusedText,
@@ -23,6 +25,21 @@ import { startNpmStartStack, type NpmStartStack } from "./npm-start-stack.js";
 
 const skipReason = browserSkipReason();
 if (skipReason) console.warn(`console browser test skipped: ${skipReason}`);
+
+/**
+ * The console's pages: every GET row of its route table, each with a pattern matching its paths
+ * (a `:param` is one path segment). A path is the page of the most specific pattern it matches
+ * (`/console/webhooks/new` is the new-endpoint page, not an endpoint called "new").
+ */
+const consolePages = consoleRoutes
+  .filter((route) => route.method === "GET")
+  .map((route) => ({
+    path: route.path,
+    pattern: new RegExp(`^${route.path.replace(/:[A-Za-z]+/g, "[^/]+")}$`),
+    params: route.path.split(":").length - 1,
+  }));
+const pageOf = (pathname: string): string | undefined =>
+  consolePages.filter((known) => known.pattern.test(pathname)).sort((a, b) => a.params - b.params)[0]?.path;
 
 /**
  * The console in a real browser (issue 18 items 3 and 4): Debian's Chromium through
@@ -43,15 +60,31 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
   let key: string;
   let endpointId: string;
   let n = 0;
-  const contexts: BrowserContext[] = [];
   const pages: Record<"owner" | "admin" | "viewer" | "outsider", Page> = {} as never;
+  /** The console pages (GET route patterns) axe has checked; the last test wants every one. */
+  const checked = new Set<string>();
 
-  const newPage = async (options: { javaScriptEnabled?: boolean; axe?: boolean } = { axe: true }) => {
+  const newPage = async (options: ContextOptions = { axe: true }) => {
     const context = await consoleContext(browser, stack.url, options);
     context.setDefaultTimeout(10_000);
-    contexts.push(context);
     return context.newPage();
   };
+  /** A page of its own context signed in as `as` (the same session: no new sign-in, no password hash). */
+  const sessionOf = async (as: Page, options: ContextOptions) => {
+    const page = await newPage(options);
+    await page.context().addCookies(await as.context().cookies());
+    return page;
+  };
+  /**
+   * axe on the page as it stands (no serious or critical violation), noting which console page it
+   * is; with `shot`, its screenshots at 1280 and 390 px (docs/console/<shot>-<width>.png).
+   */
+  async function check(page: Page, label: string, shot?: string) {
+    await expectAccessible(page, label);
+    const known = pageOf(new URL(page.url()).pathname);
+    if (known) checked.add(known);
+    if (shot) await screenshots(page, shot);
+  }
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${stack.url}/api/v1/tenants/${tenant}${path}`, {
       method,
@@ -68,9 +101,9 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     stack.admin("event", "emit", "--tenant", tenantId, "--type", type, "--data", JSON.stringify(data));
 
   /** Opens an invitation link, sets the password and lands signed in on the console's home. */
-  async function acceptInvitation(page: Page, invitationUrl: string) {
+  async function acceptInvitation(page: Page, invitationUrl: string, shot?: string) {
     await page.goto(pathOf(invitationUrl));
-    await expectAccessible(page, "the invitation page");
+    await check(page, "the invitation page", shot);
     await page.getByLabel(/New password/).fill(password);
     await page.getByLabel("The same password again").fill(password);
     await page.getByRole("button", { name: "Set password and sign in" }).click();
@@ -100,71 +133,89 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
       launchChromium(),
     ]);
     [tenant, outsider] = ["ten_browser", "ten_other"];
-    await Promise.all([
-      stack.admin("tenant", "create", "--name", "Browser tenant", "--id", tenant),
-      stack.admin("tenant", "create", "--name", "Other tenant", "--id", outsider),
-    ]);
     const scopes = "tenant:read,webhook:manage,tenant:manage,usage:manage";
-    const [created, owner, other] = await Promise.all([
-      stack.admin("key", "create", "--scopes", scopes, "--tenants", tenant),
-      stack.admin("user", "create", "--tenant", tenant, "--email", "owner@example.com", "--role", "owner"),
-      stack.admin("user", "create", "--tenant", outsider, "--email", "owner@other.example", "--role", "owner"),
-    ]);
-    key = created.key as string;
-    pages.owner = await newPage();
-    pages.outsider = await newPage();
+    // Each tenant's setup is a chain of its own, both at once: every CLI run is a process to start.
     await Promise.all([
-      acceptInvitation(pages.owner, owner.invitationUrl as string),
-      acceptInvitation(pages.outsider, other.invitationUrl as string),
+      (async () => {
+        await stack.admin("tenant", "create", "--name", "Browser tenant", "--id", tenant);
+        const [created, owner] = await Promise.all([
+          stack.admin("key", "create", "--scopes", scopes, "--tenants", tenant),
+          stack.admin("user", "create", "--tenant", tenant, "--email", "owner@example.com", "--role", "owner"),
+        ]);
+        key = created.key as string;
+        pages.owner = await newPage();
+        await acceptInvitation(pages.owner, owner.invitationUrl as string, "invitation");
+      })(),
+      (async () => {
+        await stack.admin("tenant", "create", "--name", "Other tenant", "--id", outsider);
+        const other = await stack.admin(
+          "user",
+          "create",
+          "--tenant",
+          outsider,
+          "--email",
+          "owner@other.example",
+          "--role",
+          "owner",
+        );
+        pages.outsider = await newPage();
+        await acceptInvitation(pages.outsider, other.invitationUrl as string);
+      })(),
     ]);
   }, 60_000);
 
   afterAll(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await stack?.stop();
-    await receiver?.close();
+    // Closing the browser closes every context; the stack stops meanwhile.
+    await Promise.all([browser?.close(), stack?.stop(), receiver?.close()]);
     await certs?.remove();
   });
 
   it("the owner invites an admin and a viewer; each signs in with the one-time link shown once", async () => {
     const owner = pages.owner;
     await owner.goto("/console/users");
-    await expectAccessible(owner, "users");
-    await screenshots(owner, "users");
-    for (const [role, email] of [
+    await check(owner, "users", "users");
+    const invited = [
       ["admin", "admin@example.com"],
       ["viewer", "viewer@example.com"],
-    ] as const) {
+    ] as const;
+    const urls: string[] = [];
+    for (const [role, email] of invited) {
       await owner.goto("/console/users");
       await owner.getByLabel("Email").fill(email);
       await owner.getByLabel("Role", { exact: true }).selectOption(role);
       await owner.getByRole("button", { name: "Invite" }).click();
       const link = owner.locator("#invitation-link");
       await link.waitFor();
-      await expectAccessible(owner, "users with an invitation link");
+      await check(owner, "users with an invitation link");
       const url = (await link.inputValue()).trim();
       expect(url).toMatch(/\/console\/invitation\/[A-Za-z0-9_-]{43}$/);
-      pages[role] = await newPage();
-      await acceptInvitation(pages[role], url);
-      expect(await textOf(pages[role].locator("header"))).toContain(`${email} (${role})`);
-      // The link is shown once and works once.
+      urls.push(url);
+      // The link is shown once.
       await owner.goto("/console/users");
       expect(await owner.content()).not.toContain(url);
-      const again = await (await newPage()).goto(pathOf(url));
-      expect(again?.status()).toBe(410);
     }
+    // Each signs in with their link (both at once: one password hash each), which then works no more.
+    await Promise.all(
+      invited.map(async ([role, email], i) => {
+        pages[role] = await newPage();
+        await acceptInvitation(pages[role], urls[i]!);
+        expect(await textOf(pages[role].locator("header"))).toContain(`${email} (${role})`);
+        const used = await newPage();
+        expect((await used.goto(pathOf(urls[i]!)))?.status()).toBe(410);
+        if (i === 0) await check(used, "a used invitation");
+      }),
+    );
     // A second invitation of the same email is refused beside the field.
     await owner.getByLabel("Email").fill("viewer@example.com");
     await owner.getByRole("button", { name: "Invite" }).click();
     expect(await textOf(owner.locator("#invite-help.field-error"))).toContain("already a user of this tenant");
-    await expectAccessible(owner, "users with a refused invitation");
+    await check(owner, "users with a refused invitation");
   });
 
   it("the admin creates an endpoint and sends a test event that succeeds; a dead letter then shows in the inbox with its cause", async () => {
     const admin = pages.admin;
     await admin.goto("/console/webhooks/new");
-    await expectAccessible(admin, "new endpoint");
+    await check(admin, "new endpoint", "new-endpoint");
     await admin.getByLabel("URL (https)").fill(receiver.url);
     await admin.getByLabel("Description").fill("browser receiver");
     await admin.getByLabel("booking.created", { exact: true }).check();
@@ -172,12 +223,11 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await admin.getByRole("button", { name: "Create the endpoint" }).click();
     await admin.locator("#new-secret").waitFor();
     expect(await textOf(admin.locator("#new-secret"))).toMatch(/^whsec_/);
-    await expectAccessible(admin, "the new endpoint's secret");
+    await check(admin, "the new endpoint's secret", "endpoint-secret");
     await admin.getByRole("link", { name: "Go to the endpoint" }).click();
     await admin.waitForURL(/\/console\/webhooks\/ep_[0-9a-f]{24}$/);
     endpointId = new URL(admin.url()).pathname.split("/").pop()!;
-    await expectAccessible(admin, "an endpoint");
-    await screenshots(admin, "endpoint");
+    await check(admin, "an endpoint", "endpoint");
 
     await admin.getByRole("button", { name: "Send the test event" }).click();
     await admin.waitForURL(/\/deliveries\/[^/]+$/);
@@ -190,7 +240,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
       },
       15_000,
     );
-    await expectAccessible(admin, "a delivery");
+    await check(admin, "a delivery", "delivery");
 
     receiver.answer(() => ({ status: 503, body: "down" }));
     await emit("booking.cancelled", { booking_id: "bkg_fail" });
@@ -221,8 +271,14 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(await group.getByRole("link", { name: "Resume and recover deliveries" }).getAttribute("href")).toBe(
       `/console/webhooks/${endpointId}#recover`,
     );
-    await expectAccessible(admin, "attention (admin)");
-    await screenshots(admin, "attention");
+    await check(admin, "attention (admin)", "attention");
+    // The endpoints list shows the flag and its cause too.
+    await admin.goto("/console/webhooks");
+    expect(await textOf(admin.locator("main"))).toContain(receiver.url);
+    await check(admin, "the webhooks list", "webhooks");
+    await admin.goto(`/console/webhooks/${endpointId}/edit`);
+    expect(await admin.getByLabel("Description").inputValue()).toBe("browser receiver");
+    await check(admin, "edit an endpoint", "edit");
 
     // The viewer sees the same flag, without the step only admins may take.
     const viewer = pages.viewer;
@@ -230,7 +286,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(await textOf(viewer.locator("main"))).toContain("Receiver answered 5xx (1)");
     expect(await viewer.getByRole("link", { name: "Resume and recover deliveries" }).count()).toBe(0);
     expect(await textOf(viewer.locator("main"))).toContain("An admin or owner can resume it.");
-    await expectAccessible(viewer, "attention (viewer)");
+    await check(viewer, "attention (viewer)");
   });
 
   it("the admin resumes the endpoint and recovers its deliveries, counting them first; they succeed and the flag is gone", async () => {
@@ -245,7 +301,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await admin.getByRole("button", { name: "Count the deliveries to recover" }).click();
     const count = Number(await admin.locator("#would-recover").getAttribute("data-count"));
     expect(count).toBeGreaterThanOrEqual(1);
-    await expectAccessible(admin, "the recovery's dry run");
+    await check(admin, "the recovery's dry run", "recovery-count");
     await admin.getByRole("button", { name: /^Redeliver \d+ deliver/ }).click();
     await admin.locator("#recovery-progress").waitFor();
     await eventually(
@@ -256,13 +312,20 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
       },
       20_000,
     );
-    await expectAccessible(admin, "a recovery");
+    await check(admin, "a recovery", "recovery");
     const redelivered = receiver.requests
       .slice(before)
       .map((request) => JSON.parse(request.body.toString("utf8")) as { type: string });
     expect(redelivered.map((event) => event.type)).toContain("booking.cancelled");
     await admin.goto("/console/attention");
     expect(await textOf(admin.locator("main"))).toContain("No endpoint is paused by a dead letter.");
+
+    // Rotating the secret asks for the password again, then shows the new secret once.
+    await admin.goto(`/console/webhooks/${endpointId}/rotate-secret`);
+    await check(admin, "rotate the secret", "rotate-secret");
+    await admin.getByLabel("Your password").fill(password);
+    await admin.getByRole("button", { name: "Rotate the secret" }).click();
+    expect(await textOf(admin.locator("#new-secret"))).toMatch(/^whsec_/);
   });
 
   it("the owner starts activation, a failing check stalls it: the tenant page and the inbox show it", async () => {
@@ -270,20 +333,24 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await owner.goto("/console/tenant");
     await owner.getByRole("button", { name: /activation/ }).click();
     expect(await textOf(owner.locator(".flash"))).toContain("Activation:");
-    await stack.admin(
-      "capability",
-      "report",
-      "--tenant",
-      tenant,
-      "--capability",
-      "messaging_channel",
-      "--result",
-      "fail",
-      "--reason",
-      "capability.credentials_revoked",
-    );
-    expect((await api("PUT", "/usage/limits", { softCap: 800_000, hardCap: 1_000_000 })).status).toBe(200);
-    await stack.admin("usage", "record", "--tenant", tenant, "--tokens", "850000");
+    await Promise.all([
+      stack.admin(
+        "capability",
+        "report",
+        "--tenant",
+        tenant,
+        "--capability",
+        "messaging_channel",
+        "--result",
+        "fail",
+        "--reason",
+        "capability.credentials_revoked",
+      ),
+      (async () => {
+        expect((await api("PUT", "/usage/limits", { softCap: 800_000, hardCap: 1_000_000 })).status).toBe(200);
+        await stack.admin("usage", "record", "--tenant", tenant, "--tokens", "850000");
+      })(),
+    ]);
     await eventually(
       "the stalled activation in the inbox",
       async () => {
@@ -303,12 +370,10 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     // Console actions name their user (actor console:<userId>, shown by email).
     expect(activity).toMatch(/webhook\.endpoint_created[^\n]*admin@example\.com/);
     expect(activity).toMatch(/webhook\.endpoint_resumed[^\n]*admin@example\.com/);
-    await expectAccessible(owner, "tenant");
-    await screenshots(owner, "tenant");
+    await check(owner, "tenant", "tenant");
 
     await owner.goto("/console");
-    await expectAccessible(owner, "home");
-    await screenshots(owner, "home");
+    await check(owner, "home", "home");
   });
 
   it("a viewer sees but cannot act: no owner pages, and a forged POST with their own session and token is refused", async () => {
@@ -318,7 +383,9 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(await viewer.getByRole("link", { name: "Users" }).count()).toBe(0);
     const users = await viewer.goto("/console/users");
     expect(users?.status()).toBe(403);
-    await expectAccessible(viewer, "the 403 page");
+    await check(viewer, "the 403 page", "forbidden");
+    expect((await viewer.goto("/console/no-such-page"))?.status()).toBe(404);
+    await check(viewer, "the 404 page", "not-found");
     const token = (await csrfOf(viewer))!;
     for (const [path, form] of [
       ["/console/tenant/activation", { _idempotency: "console-forged-1" }],
@@ -387,8 +454,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     const page = await newPage();
     await page.context().addCookies([{ name: "console_session", value: planted, url: stack.url }]);
     await page.goto("/console/login");
-    await expectAccessible(page, "sign-in");
-    await screenshots(page, "sign-in");
+    await check(page, "sign-in", "sign-in");
     await page.getByLabel("Tenant id").fill(tenant);
     await page.getByLabel("Email").fill("viewer@example.com");
     await page.getByLabel("Password").fill(password);
@@ -412,8 +478,9 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     const first = await newPage();
     await first.goto(link);
     expect(new URL(first.url()).pathname).toBe("/console/attention");
-    const reused = await (await newPage()).goto(link);
-    expect(reused?.status()).toBe(410);
+    const second = await newPage();
+    expect((await second.goto(link))?.status()).toBe(410);
+    await check(second, "a used console link");
   });
 
   it("with the keyboard alone: skip link, sign in, invite a user (no CSP violation, the CSP enforced)", async () => {
@@ -444,6 +511,60 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(violations).toEqual([]);
   });
 
+  it("with the keyboard alone: create an endpoint, pause and resume it; times show in the viewer's zone with UTC on hover", async () => {
+    // The admin's session in a context of its own: the CSP enforced, the browser in India (UTC+5:30).
+    const page = await sessionOf(pages.admin, { axe: false, timezoneId: "Asia/Kolkata" });
+    const violations = cspViolations(page);
+    await page.goto("/console");
+    await tabTo(page, 'a[href="/console/webhooks"]');
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/console\/webhooks$/);
+    await tabTo(page, "#new-endpoint");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/console\/webhooks\/new$/);
+    await tabTo(page, "#url");
+    await page.keyboard.type(`${receiver.url}?keyboard`);
+    await tabTo(page, "#description");
+    await page.keyboard.type("keyboard only");
+    await tabTo(page, 'input[name="eventTypes"][value="booking.created"]');
+    await page.keyboard.press("Space");
+    await tabTo(page, '#endpoint-form button[type="submit"]');
+    await page.keyboard.press("Enter");
+    await page.locator("#new-secret").waitFor();
+    await tabTo(page, "#secret a");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/console\/webhooks\/ep_[0-9a-f]{24}$/);
+    const id = new URL(page.url()).pathname.split("/").pop()!;
+    await tabTo(page, "#pause-form button");
+    await page.keyboard.press("Space");
+    await page.locator("#resume-form button").waitFor();
+    expect((await api("GET", `/webhooks/${id}`)).body).toMatchObject({ paused: true, description: "keyboard only" });
+    await tabTo(page, "#resume-form button");
+    await page.keyboard.press("Enter");
+    await page.locator("#pause-form button").waitFor();
+    expect((await api("GET", `/webhooks/${id}`)).body).toMatchObject({
+      paused: false,
+      eventTypes: ["booking.created"],
+    });
+    expect(violations).toEqual([]);
+
+    // The endpoint's creation time: local (India) in the text, the server's UTC text as the title.
+    const created = page.locator("#settings time[data-local]").first();
+    const iso = (await created.getAttribute("datetime"))!;
+    const local = new Intl.DateTimeFormat("en-GB", {
+      timeZone: "Asia/Kolkata",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    }).format(new Date(iso));
+    expect(await created.getAttribute("title")).toBe(`${iso.slice(0, 19).replace("T", " ")} UTC`);
+    const shown = await textOf(created);
+    expect(shown).toContain(local);
+    expect(shown).not.toContain("UTC");
+    expect(shown).not.toContain(iso.slice(11, 19));
+  });
+
   it("with JavaScript off, plain forms change a role and disable a user, whose open session ends at once", async () => {
     const page = await newPage({ javaScriptEnabled: false });
     await page.goto("/console/login");
@@ -472,13 +593,8 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
   });
 
   it("with JavaScript off, plain forms create an endpoint and pause it", async () => {
-    const page = await newPage({ javaScriptEnabled: false });
-    await page.goto("/console/login");
-    await page.getByLabel("Tenant id").fill(tenant);
-    await page.getByLabel("Email").fill("admin@example.com");
-    await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(/\/console$/);
+    // The admin's session (the sign-in form without JavaScript is the test above's).
+    const page = await sessionOf(pages.admin, { javaScriptEnabled: false });
     await page.goto("/console/webhooks/new");
     await page.getByLabel("URL (https)").fill(`${receiver.url}?js=off`);
     await page.getByLabel("Description").fill("created without JavaScript");
@@ -493,5 +609,10 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
       paused: true,
       description: "created without JavaScript",
     });
+  });
+
+  it("axe has checked every page of the console's route table", () => {
+    // Every GET row of consoleRoutes: a new page fails here until the test visits it with axe.
+    expect([...checked].sort()).toEqual(consolePages.map((known) => known.path).sort());
   });
 });

@@ -51,6 +51,7 @@ fieldset#event-types .choice input { width: auto; display: inline; }
 .chart-succeeded-key::before { content: "■ "; color: #2e7d32; }
 .chart-failed-key::before { content: "■ "; color: var(--danger); }
 .table-scroll { overflow-x: auto; }
+h1, dd { overflow-wrap: anywhere; }
 .table-scroll:focus-visible { outline-offset: -3px; }
 form.stacked input, form.stacked select, form.stacked textarea, .invitation-link { box-sizing: border-box; }
 form.inline { display: inline-flex; gap: 0.4rem; align-items: center; margin: 0.2rem 0.6rem 0.2rem 0; flex-wrap: wrap; }

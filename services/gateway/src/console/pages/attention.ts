@@ -1,12 +1,13 @@
 import type { AttentionItem } from "@platform/proto/notify/v1/projections";
-import type { Endpoint } from "@platform/proto/webhooks/v1";
 import { roleReaches, type ConsoleViewer } from "../../domain/console-role.js";
-import { callService } from "../../http/api-error.js";
+import { ApiError, callService } from "../../http/api-error.js";
 import { html, type SafeHtml } from "../html.js";
 import { time } from "../layout.js";
 import { page, type ConsoleDeps, type SignedInConsoleRoute, type SignedInRequest } from "../route.js";
 
 const DEAD_LETTERED = "webhook.endpoint_dead_lettered";
+/** The attention poll's kind for an endpoint paused by a dead letter. */
+const DEAD_LETTERED_KIND = "webhook_endpoint_dead_lettered";
 
 /**
  * The error classes of a dead-lettered delivery's last attempt (webhooks' attention_cause), in the
@@ -60,21 +61,6 @@ const causeOf = (cause: string | undefined) =>
     nextStep: "Open the endpoint's deliveries to see the failed attempts, fix the receiver, then resume.",
   };
 
-/** Every endpoint of the tenant (the inbox needs each flagged one's cause), at most 10 pages of 100. */
-async function allEndpoints(viewer: ConsoleViewer, call: SignedInRequest["call"], deps: ConsoleDeps) {
-  const endpoints: Endpoint[] = [];
-  let cursor = "";
-  for (let pageCount = 0; pageCount < 10; pageCount++) {
-    const answer = await callService(
-      deps.webhooks.listEndpoints({ tenantId: viewer.tenantId, limit: 100, cursor }, call),
-    );
-    endpoints.push(...answer.endpoints);
-    cursor = answer.nextCursor;
-    if (!cursor) break;
-  }
-  return endpoints;
-}
-
 async function openItems(viewer: ConsoleViewer, call: SignedInRequest["call"], deps: ConsoleDeps) {
   const items: AttentionItem[] = [];
   let cursor = "";
@@ -97,28 +83,41 @@ interface FlaggedEndpoint {
 }
 
 /**
- * The endpoints needing attention after a dead letter: the endpoint's own flag (with its cause) and
- * the attention poll's items (which may name an endpoint since deleted, or lag the flag a moment).
+ * The endpoints needing attention after a dead letter: the attention poll's items, each carrying
+ * its cause (the error class of the dead-lettered delivery's last attempt), with the endpoint read
+ * for its URL and current flag (one read per flagged endpoint, however many endpoints the tenant
+ * has). An endpoint resumed a moment ago (its flag cleared, the item not yet closed) is left out;
+ * one since deleted (404) still shows, by id.
  */
-function flaggedEndpoints(endpoints: Endpoint[], items: AttentionItem[]): FlaggedEndpoint[] {
-  const flagged = new Map<string, FlaggedEndpoint>();
-  for (const endpoint of endpoints) {
-    if (endpoint.attentionReason !== DEAD_LETTERED) continue;
-    flagged.set(endpoint.id, {
-      id: endpoint.id,
-      url: endpoint.url,
-      cause: endpoint.attentionCause,
-      since: endpoint.attentionSince,
-    });
-  }
-  const known = new Set(endpoints.map((endpoint) => endpoint.id));
-  for (const item of items) {
-    if (item.kind !== "webhook_endpoint_dead_lettered" || flagged.has(item.subjectId)) continue;
-    // A flag cleared by resume closes the item a moment later: only an endpoint we could not read stays.
-    if (known.has(item.subjectId)) continue;
-    flagged.set(item.subjectId, { id: item.subjectId, url: undefined, cause: undefined, since: item.openedAt });
-  }
-  return [...flagged.values()];
+async function flaggedEndpoints(
+  items: AttentionItem[],
+  viewer: ConsoleViewer,
+  call: SignedInRequest["call"],
+  deps: ConsoleDeps,
+): Promise<FlaggedEndpoint[]> {
+  const read = await Promise.all(
+    items
+      .filter((item) => item.kind === DEAD_LETTERED_KIND)
+      .map(async (item) => {
+        try {
+          const answer = await callService(
+            deps.webhooks.getEndpoint({ tenantId: viewer.tenantId, endpointId: item.subjectId }, call),
+          );
+          return { item, endpoint: answer.endpoint };
+        } catch (error) {
+          if (error instanceof ApiError && error.status === 404) return { item, endpoint: undefined };
+          throw error;
+        }
+      }),
+  );
+  return read
+    .filter(({ endpoint }) => endpoint === undefined || endpoint.attentionReason === DEAD_LETTERED)
+    .map(({ item, endpoint }) => ({
+      id: item.subjectId,
+      url: endpoint?.url,
+      cause: item.cause || endpoint?.attentionCause || undefined,
+      since: endpoint?.attentionSince || item.openedAt,
+    }));
 }
 
 function endpointGroups(flagged: FlaggedEndpoint[], viewer: ConsoleViewer): SafeHtml {
@@ -195,9 +194,9 @@ export const attentionRoutes: SignedInConsoleRoute[] = [
     summary:
       "The attention inbox: endpoints paused by a dead letter grouped by cause, open escalations and a stalled activation.",
     async handle({ viewer, call }, deps) {
-      const [items, endpoints] = await Promise.all([openItems(viewer, call, deps), allEndpoints(viewer, call, deps)]);
-      const flagged = flaggedEndpoints(endpoints, items);
-      const count = flagged.length + items.filter((item) => item.kind !== "webhook_endpoint_dead_lettered").length;
+      const items = await openItems(viewer, call, deps);
+      const flagged = await flaggedEndpoints(items, viewer, call, deps);
+      const count = flagged.length + items.filter((item) => item.kind !== DEAD_LETTERED_KIND).length;
       return page(
         "Attention",
         html`<p>${count === 0 ? "Nothing needs attention." : `${count} open item${count === 1 ? "" : "s"}.`}</p>

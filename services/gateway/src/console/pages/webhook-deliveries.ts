@@ -109,22 +109,24 @@ async function deliveryPage(request: SignedInRequest, deps: ConsoleDeps) {
           ${
             detail.attempts.length === 0
               ? html`<p>No attempt was made yet.</p>`
-              : html`<table id="attempt-table">
-                  <thead>
-                    <tr>
-                      <th scope="col">#</th>
-                      <th scope="col">Time</th>
-                      <th scope="col">Outcome</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Duration</th>
-                      <th scope="col">Error class</th>
-                      <th scope="col">Response body</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${detail.attempts.map(attemptRow)}
-                  </tbody>
-                </table>`
+              : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="attempts-heading">
+                  <table id="attempt-table">
+                    <thead>
+                      <tr>
+                        <th scope="col">#</th>
+                        <th scope="col">Time</th>
+                        <th scope="col">Outcome</th>
+                        <th scope="col">Status</th>
+                        <th scope="col">Duration</th>
+                        <th scope="col">Error class</th>
+                        <th scope="col">Response body</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${detail.attempts.map(attemptRow)}
+                    </tbody>
+                  </table>
+                </div>`
           }
         </section>
       </div>

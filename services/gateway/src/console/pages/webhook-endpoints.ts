@@ -128,23 +128,25 @@ async function listPage({ ctx, viewer, call }: SignedInRequest, deps: ConsoleDep
     ${
       answer.endpoints.length === 0
         ? html`<p id="no-endpoints">No webhook endpoints yet.</p>`
-        : html`<table id="endpoints">
-            <caption>
-              Endpoints, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Description</th>
-                <th scope="col">Health</th>
-                <th scope="col">Success rate (24 h)</th>
-                <th scope="col">Attention</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${answer.endpoints.map(endpointRow)}
-            </tbody>
-          </table>`
+        : html`<div class="table-scroll" tabindex="0" role="region" aria-label="Endpoints">
+            <table id="endpoints">
+              <caption>
+                Endpoints, newest first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Health</th>
+                  <th scope="col">Success rate (24 h)</th>
+                  <th scope="col">Attention</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${answer.endpoints.map(endpointRow)}
+              </tbody>
+            </table>
+          </div>`
     }
     ${next && html`<p><a href="${next}" rel="next">Next page</a></p>`}`,
   );
@@ -340,40 +342,42 @@ async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
     ${
       ledger.deliveries.length === 0
         ? html`<p id="no-deliveries">No deliveries${filterQuery.length > 0 ? " match these filters" : ""}.</p>`
-        : html`<table id="ledger">
-            <caption>
-              Deliveries, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Delivery</th>
-                <th scope="col">Event type</th>
-                <th scope="col">Event id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last answer</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${ledger.deliveries.map(
-                (d) =>
-                  html`<tr data-delivery-id="${d.id}">
-                    <td>
-                      <a href="${deliveryPath(e.id, d.id)}">${d.id}</a>${d.livemode ? "" : html` <em>(test)</em>`}
-                    </td>
-                    <td>${d.eventType}</td>
-                    <td><code>${d.eventId}</code></td>
-                    <td>${statusBadge(d.status)}</td>
-                    <td>${d.attemptsTotal}</td>
-                    <td>${d.lastStatusCode ?? d.lastError ?? "—"}</td>
-                    <td>${time(d.nextAttemptAt)}</td>
-                    <td>${time(d.createdAt)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+        : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="deliveries-heading">
+            <table id="ledger">
+              <caption>
+                Deliveries, newest first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Delivery</th>
+                  <th scope="col">Event type</th>
+                  <th scope="col">Event id</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last answer</th>
+                  <th scope="col">Next attempt</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${ledger.deliveries.map(
+                  (d) =>
+                    html`<tr data-delivery-id="${d.id}">
+                      <td>
+                        <a href="${deliveryPath(e.id, d.id)}">${d.id}</a>${d.livemode ? "" : html` <em>(test)</em>`}
+                      </td>
+                      <td>${d.eventType}</td>
+                      <td><code>${d.eventId}</code></td>
+                      <td>${statusBadge(d.status)}</td>
+                      <td>${d.attemptsTotal}</td>
+                      <td>${d.lastStatusCode ?? d.lastError ?? "—"}</td>
+                      <td>${time(d.nextAttemptAt)}</td>
+                      <td>${time(d.createdAt)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
     }
     ${next && html`<p><a href="${next}" rel="next" id="ledger-next">Next page</a></p>`}
   </section>`;
