@@ -37,6 +37,9 @@ pre { white-space: pre-wrap; word-break: break-all; background: color-mix(in srg
 form.filters { display: flex; gap: 0.5rem; align-items: end; flex-wrap: wrap; margin-bottom: 1rem; }
 fieldset#event-types .choice { display: flex; gap: 0.4rem; align-items: center; }
 fieldset#event-types .choice input { width: auto; display: inline; }
+/* A fieldset is min-content wide by default: a long event type must wrap, not widen the page. */
+fieldset#event-types { min-width: 0; }
+fieldset#event-types .choice label { min-width: 0; overflow-wrap: anywhere; }
 .health, .status { font-weight: 600; }
 .health-healthy, .status-succeeded { color: #2e7d32; }
 .health-degraded, .status-awaiting_retry { color: #a15c00; }
