@@ -67,6 +67,17 @@ const recordSendV1 = `
       outcome := 'recorded';
     end $$`;
 
+/** The previous release's record_send, taking the tenant's plan lock as recordSendV2 does. */
+const recordSendV1Locked = recordSendV1
+  .replace("create function", "create or replace function")
+  .replace(
+    "      select activated, channel_ready, plan into v_tenant from tenants where id = p_tenant;",
+    "      perform pg_advisory_xact_lock_shared(hashtextextended('notify.tenant_plan|' || p_tenant, 0));\n" +
+      "      select activated, channel_ready, plan into v_tenant from tenants where id = p_tenant;",
+  );
+if (!recordSendV1Locked.includes("pg_advisory_xact_lock_shared"))
+  throw new Error("record_send v1: the plan lock was not added");
+
 const recordSendV2 = `
     create function record_send(
       p_tenant text, p_key text, p_fingerprint text, p_owner uuid, p_lease_secs double precision,
@@ -165,9 +176,11 @@ export async function up(db: Knex): Promise<void> {
   await db.schema.alterTable("notification_commands", (table) => {
     table.index(["tenant_id", "month"], "notification_commands_month_idx");
   });
-  await db.raw(
-    "drop function record_send(text, text, text, uuid, double precision, double precision, text, text, text, text, text, text, text, text, integer)",
-  );
+  // Expand only: the previous release's record_send (the 15-argument one) stays, so a notify of
+  // the previous release still sends while a rollout runs or after a rollback. It takes the same
+  // shared plan lock now, so a plan change never splits one of its sends either. A later release
+  // drops it, once no release in releases.json calls it.
+  await db.raw(recordSendV1Locked);
   await db.raw(recordSendV2);
 }
 
@@ -175,7 +188,7 @@ export async function down(db: Knex): Promise<void> {
   await db.raw(
     "drop function record_send(text, text, text, uuid, double precision, double precision, text, text, text, text, text, text, text, text, integer, integer, text, text, bytea, text, text, bytea, text)",
   );
-  await db.raw(recordSendV1);
+  await db.raw(recordSendV1.replace("create function", "create or replace function"));
   await db.schema.alterTable("notification_commands", (table) => {
     table.dropIndex(["tenant_id", "month"], "notification_commands_month_idx");
   });
