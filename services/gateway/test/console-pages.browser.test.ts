@@ -328,6 +328,35 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(await textOf(admin.locator("#new-secret"))).toMatch(/^whsec_/);
   });
 
+  it("the owner manages webhooks too: creates an endpoint and sends a test event that succeeds", async () => {
+    const owner = pages.owner;
+    const before = receiver.requests.length;
+    await owner.goto("/console/webhooks/new");
+    await owner.getByLabel("URL (https)").fill(receiver.url);
+    await owner.getByLabel("Description").fill("owner receiver");
+    await owner.getByLabel("booking.*", { exact: true }).check();
+    await owner.getByRole("button", { name: "Create the endpoint" }).click();
+    await owner.locator("#new-secret").waitFor();
+    expect(await textOf(owner.locator("#new-secret"))).toMatch(/^whsec_/);
+    await owner.getByRole("link", { name: "Go to the endpoint" }).click();
+    await owner.waitForURL(/\/console\/webhooks\/ep_[0-9a-f]{24}$/);
+    const ownersEndpoint = new URL(owner.url()).pathname.split("/").pop()!;
+    expect(ownersEndpoint).not.toBe(endpointId);
+    await owner.getByRole("button", { name: "Send the test event" }).click();
+    await owner.waitForURL(/\/deliveries\/[^/]+$/);
+    await eventually(
+      "the owner's test delivery to succeed",
+      async () => {
+        if (receiver.requests.length === before) return false;
+        await owner.reload();
+        return (await textOf(owner.locator("main"))).includes("Succeeded");
+      },
+      15_000,
+    );
+    const { body } = await api("GET", `/webhooks/${ownersEndpoint}`);
+    expect(body).toMatchObject({ description: "owner receiver", paused: false });
+  });
+
   it("the owner starts activation, a failing check stalls it: the tenant page and the inbox show it", async () => {
     const owner = pages.owner;
     await owner.goto("/console/tenant");
