@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { DomainError } from "./errors.js";
+import { purgeEvery } from "./purge.js";
 
 /**
  * Idempotent mutations, recorded by the service that owns the effect.
@@ -198,12 +199,5 @@ export function purgeExpiredIdempotencyKeysEvery(
   intervalMs: number,
   logger: Pick<Logger, "info" | "warn">,
 ): { stop(): void } {
-  const timer = setInterval(() => {
-    purgeExpiredIdempotencyKeys(db).then(
-      (purged) => purged > 0 && logger.info({ purged }, "expired idempotency keys purged"),
-      (error: unknown) => logger.warn({ err: error }, "idempotency key purge failed; will retry"),
-    );
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return purgeEvery(intervalMs, logger, "expired idempotency keys", () => purgeExpiredIdempotencyKeys(db));
 }

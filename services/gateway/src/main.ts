@@ -15,6 +15,7 @@ import { CachedApiKeyStore, createApiKeyStore } from "./db/api-key-store.js";
 import { createConsoleLinks } from "./db/console-links.js";
 import { createConsoleStore } from "./db/console-store.js";
 import { purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
+import { purgeEvery } from "@platform/service-kit/purge";
 import { createFleetStore, FleetHeartbeat, newFleetMemberId } from "./db/fleet-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
@@ -123,20 +124,17 @@ async function main() {
   // Console links are the one mutation the gateway owns: it purges its own expired Idempotency-Keys.
   const purgeIdempotencyKeys = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
   // Ended sessions, used links and old throttle windows are kept a week, then deleted.
-  const purgeConsole = setInterval(() => {
-    consoleStore
-      .purgeExpired({
+  const purgeConsole = purgeEvery(
+    config.IDEMPOTENCY_PURGE_INTERVAL,
+    logger,
+    "ended console sessions, used links and old throttle windows",
+    () =>
+      consoleStore.purgeExpired({
         absoluteMs: config.CONSOLE_SESSION_ABSOLUTE,
         windowMs: config.CONSOLE_LOGIN_WINDOW,
         keepMs: 7 * 86_400_000,
-      })
-      .then(
-        (purged) =>
-          purged > 0 && logger.info({ purged }, "expired console sessions, links and throttle windows purged"),
-        (error: unknown) => logger.warn({ err: error }, "console purge failed; will retry"),
-      );
-  }, config.IDEMPOTENCY_PURGE_INTERVAL);
-  purgeConsole.unref();
+      }),
+  );
   const app = createGatewayApp({
     catalog,
     notify,
@@ -202,7 +200,7 @@ async function main() {
       await metrics.close();
       clearInterval(evictIdleBuckets);
       purgeIdempotencyKeys.stop();
-      clearInterval(purgeConsole);
+      purgeConsole.stop();
       catalog.close();
       catalogHealth.close();
       notify.close();
