@@ -18,6 +18,7 @@
  * BENCH_CPU_PROF (a directory: notify and the gateway write a CPU profile there).
  */
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { request as httpRequest, Agent } from "node:http";
 import { join } from "node:path";
@@ -26,6 +27,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+import { FLOOR_C_SCHEMA } from "./notify-floor-c-schema.js";
 import { profiled } from "./profiled-env.js";
 import { recordResult } from "./load-generator.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
@@ -107,6 +109,8 @@ async function openLoop(
   const target = new URL(url);
   const latencies: number[] = [];
   let failures = 0;
+  const statuses: Record<number, number> = {};
+  const errors = new Set<string>();
   const total = Math.floor(rate * seconds);
   const start = performance.now();
   const inFlight: Promise<void>[] = [];
@@ -125,13 +129,17 @@ async function openLoop(
           res.resume();
           res.on("end", () => {
             if (res.statusCode === 200) latencies.push(performance.now() - scheduled);
-            else failures++;
+            else {
+              failures++;
+              statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+            }
             resolve();
           });
         },
       );
-      req.on("error", () => {
+      req.on("error", (error) => {
         failures++;
+        errors.add(error.message);
         resolve();
       });
       req.end(body);
@@ -144,6 +152,8 @@ async function openLoop(
   }
   await Promise.all(inFlight);
   agent.destroy();
+  if (failures > 0)
+    console.error(`${label}: ${failures} failed (statuses ${JSON.stringify(statuses)}; ${[...errors].join("; ")})`);
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   return {
@@ -264,6 +274,7 @@ async function main() {
       `create table bench_floor.sends (id bigserial primary key, key text not null, body text not null,
          created_at timestamptz not null default now())`,
     );
+    await db.query(FLOOR_C_SCHEMA);
     const common = {
       DATABASE_URL: scratch.url,
       METRICS_PORT: "0",
@@ -314,10 +325,32 @@ async function main() {
       env: { FLOOR_GRPC_ADDR: `127.0.0.1:${floorServer.listening.grpcPort as number}` },
     });
     processes.push(floorKoa);
+    const floorCServer = await startServiceProcess({
+      name: "notify-floor-c-grpc",
+      entry: join(repo, "bench", "dist", "notify-floor-c-grpc-server.js"),
+      env: profiled({ DATABASE_URL: scratch.url }),
+    });
+    processes.push(floorCServer);
+    const floorCKey = `floor_c_${randomBytes(24).toString("base64url")}`;
+    await db.query("insert into bench_floor_c.tenants (id, activated, channel_ready) values ($1, true, true)", [
+      tenant,
+    ]);
+    const floorCKoa = await startServiceProcess({
+      name: "notify-floor-c-koa",
+      entry: join(repo, "bench", "dist", "notify-floor-c-koa.js"),
+      env: profiled({
+        FLOOR_C_GRPC_ADDR: `127.0.0.1:${floorCServer.listening.grpcPort as number}`,
+        FLOOR_C_API_KEY: floorCKey,
+        FLOOR_C_TENANT: tenant,
+      }),
+    });
+    processes.push(floorCKoa);
 
     const notifyUrl = `http://127.0.0.1:${gateway.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
     const floorUrl = `http://127.0.0.1:${floorKoa.listening.port as number}/send`;
+    const floorCUrl = `http://127.0.0.1:${floorCKoa.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
     const auth = { authorization: `Bearer ${key}` };
+    const floorCAuth = { authorization: `Bearer ${floorCKey}` };
     const probe = await fetch(notifyUrl, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json", "idempotency-key": nextKey("probe") },
@@ -327,43 +360,63 @@ async function main() {
 
     const notifyLabel = "notify path (gateway -> gRPC -> notify, sandbox)";
     const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
+    const floorCLabel = "floor (c): Koa -> grpc-js -> two commits around a sandbox";
     // Warm-up (JIT, pools), not counted.
     await closedLoop(notifyLabel, notifyUrl, auth, 2);
     await closedLoop(floorLabel, floorUrl, {}, 2);
+    await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
     const runs: Figures[] = [];
-    let commitsPerSend = NaN;
-    let cpuNotify = "";
-    let cpuFloor = "";
-    {
-      // Commits per send, counted exactly: a fixed number of sends and nothing else on this database.
-      const sends = 400;
-      const before = await commits(db);
+    // Commits per send, counted exactly: a fixed number of sends through each path and nothing
+    // else on this database meanwhile; first the same window with no sends at all (what notify's
+    // relay poll and timers commit while idle), then each path.
+    const sendsCounted = 400;
+    const countedSends = async (url: string, headers: Record<string, string>) => {
       let next = 0;
       await Promise.all(
         Array.from({ length: 8 }, async () => {
-          while (next++ < sends) {
-            const res = await fetch(notifyUrl, {
+          while (next++ < sendsCounted) {
+            const res = await fetch(url, {
               method: "POST",
-              headers: { ...auth, "content-type": "application/json", "idempotency-key": nextKey("commits") },
+              headers: { ...headers, "content-type": "application/json", "idempotency-key": nextKey("commits") },
               body,
             });
-            if (res.status !== 200) throw new Error(`a send answered ${res.status}`);
+            if (res.status !== 200) throw new Error(`a send answered ${res.status}: ${await res.text()}`);
             await res.arrayBuffer();
           }
         }),
       );
-      commitsPerSend = ((await commits(db)) - before) / sends;
-    }
+    };
+    const start = await commits(db);
+    const idle = await commits(db);
+    await countedSends(notifyUrl, auth);
+    const afterNotify = await commits(db);
+    await countedSends(floorUrl, {});
+    const afterFloor = await commits(db);
+    await countedSends(floorCUrl, floorCAuth);
+    const afterFloorC = await commits(db);
+    const commitsPerSend = {
+      idle: (idle - start) / sendsCounted,
+      notify: (afterNotify - idle) / sendsCounted,
+      floor: (afterFloor - afterNotify) / sendsCounted,
+      floorC: (afterFloorC - afterFloor) / sendsCounted,
+    };
+    const cpu = { notify: "", floor: "", floorC: "" };
+    const floorCProcesses = { koa: floorCKoa.child.pid!, grpc: floorCServer.child.pid! };
     for (let round = 0; round < 2; round++) {
       const notifyRun = await cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
         closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
       );
-      if (round === 0) cpuNotify = perSend(notifyRun.cpu, notifyRun.result.sends);
+      if (round === 0) cpu.notify = perSend(notifyRun.cpu, notifyRun.result.sends);
       runs.push(notifyRun.result);
+      const floorCRun = await cpuDuring(db, floorCProcesses, () =>
+        closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds),
+      );
+      if (round === 0) cpu.floorC = perSend(floorCRun.cpu, floorCRun.result.sends);
+      runs.push(floorCRun.result);
       const floorRun = await cpuDuring(db, { koa: floorKoa.child.pid!, grpc: floorServer.child.pid! }, () =>
         closedLoop(floorLabel, floorUrl, {}, durationSeconds),
       );
-      if (round === 0) cpuFloor = perSend(floorRun.cpu, floorRun.result.sends);
+      if (round === 0) cpu.floor = perSend(floorRun.cpu, floorRun.result.sends);
       runs.push(floorRun.result);
     }
     const viaNotify = mean(
@@ -373,6 +426,10 @@ async function main() {
     const floor = mean(
       floorLabel,
       runs.filter((r) => r.label === floorLabel),
+    );
+    const floorC = mean(
+      floorCLabel,
+      runs.filter((r) => r.label === floorCLabel),
     );
     const viaDirect = await direct(scratch.url, durationSeconds);
     const halfRate = Math.max(1, Math.round(viaNotify.sendsPerSecond / 2));
@@ -384,7 +441,7 @@ async function main() {
       durationSeconds,
     );
 
-    const table = [viaNotify, floor, viaDirect, open];
+    const table = [viaNotify, floorC, floor, viaDirect, open];
     console.table(
       table.map((f) => ({
         path: f.label,
@@ -395,15 +452,21 @@ async function main() {
         failures: f.failures,
       })),
     );
+    const ratioFloorC = viaNotify.sendsPerSecond / floorC.sendsPerSecond;
     const ratioFloor = viaNotify.sendsPerSecond / floor.sendsPerSecond;
     const ratioDirect = viaNotify.sendsPerSecond / viaDirect.sendsPerSecond;
     console.log(
-      `notify path / floor (a): ${ratioFloor.toFixed(2)} (target >= 0.6 -> ${ratioFloor >= 0.6 ? "PASS" : "BELOW TARGET"}); ` +
-        `notify path / direct (b): ${ratioDirect.toFixed(2)}; ` +
-        `Postgres commits per send: ${commitsPerSend.toFixed(2)}; ` +
-        `open-loop p99 at ${halfRate}/s: ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"})`,
+      `notify path / floor (c): ${ratioFloorC.toFixed(2)} (target >= 0.6 -> ${ratioFloorC >= 0.6 ? "PASS" : "BELOW TARGET"}); ` +
+        `notify path / floor (a): ${ratioFloor.toFixed(2)}; notify path / direct (b): ${ratioDirect.toFixed(2)}`,
     );
-    console.log(`CPU ms per send: notify path: ${cpuNotify}; floor (a): ${cpuFloor}`);
+    console.log(
+      `Postgres commits per send: notify path ${commitsPerSend.notify.toFixed(2)}, floor (c) ${commitsPerSend.floorC.toFixed(2)}, ` +
+        `floor (a) ${commitsPerSend.floor.toFixed(2)} (the same window with no sends: ${commitsPerSend.idle.toFixed(2)} per ${sendsCounted})`,
+    );
+    console.log(
+      `open-loop at ${halfRate}/s: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"})`,
+    );
+    console.log(`CPU ms per send: notify path: ${cpu.notify}; floor (c): ${cpu.floorC}; floor (a): ${cpu.floor}`);
     if (table.some((f) => f.failures > 0)) throw new Error("sends failed during the benchmark");
     await recordResult(repo, "notify", {
       bench: "notify",
@@ -411,12 +474,14 @@ async function main() {
       durationSeconds,
       notify: viaNotify,
       floor,
+      floorC,
       direct: viaDirect,
       openLoop: { ...open, rate: halfRate },
+      ratioFloorC,
       ratioFloor,
       ratioDirect,
       commitsPerSend,
-      cpuMsPerSend: { notify: cpuNotify, floor: cpuFloor },
+      cpuMsPerSend: cpu,
     });
   } finally {
     await db.end().catch(() => undefined);
