@@ -110,6 +110,8 @@ async function openLoop(
   const latencies: number[] = [];
   let failures = 0;
   const statuses: Record<number, number> = {};
+  /** The second (from the start) of each send that took 50 ms or more: clustered or spread? */
+  const slow: number[] = [];
   const errors = new Set<string>();
   const total = Math.floor(rate * seconds);
   const start = performance.now();
@@ -128,7 +130,11 @@ async function openLoop(
         (res) => {
           res.resume();
           res.on("end", () => {
-            if (res.statusCode === 200) latencies.push(performance.now() - scheduled);
+            if (res.statusCode === 200) {
+              const latency = performance.now() - scheduled;
+              latencies.push(latency);
+              if (latency >= 50) slow.push(Math.floor((scheduled - start) / 1000));
+            }
             else {
               failures++;
               statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
@@ -155,6 +161,11 @@ async function openLoop(
   if (failures > 0)
     console.error(`${label}: ${failures} failed (statuses ${JSON.stringify(statuses)}; ${[...errors].join("; ")})`);
   const elapsed = (performance.now() - start) / 1000;
+  const slowBySecond = slow.reduce<Record<number, number>>((bySecond, second) => {
+    bySecond[second] = (bySecond[second] ?? 0) + 1;
+    return bySecond;
+  }, {});
+  console.log(`${label}: sends of 50 ms or more, by second from the start: ${JSON.stringify(slowBySecond)}`);
   latencies.sort((a, b) => a - b);
   return {
     label,
@@ -359,6 +370,14 @@ async function main() {
     if (probe.status !== 200) throw new Error(`the notify path answers ${probe.status}: ${await probe.text()}`);
 
     const notifyLabel = "notify path (gateway -> gRPC -> notify, sandbox)";
+    if (process.env.BENCH_OPEN_RATE) {
+      // Only the open loop, at this rate (after a warm-up): for chasing its tail.
+      await closedLoop(notifyLabel, notifyUrl, auth, 2);
+      const rate = Number(process.env.BENCH_OPEN_RATE);
+      const open = await openLoop(`notify path, open loop at ${rate}/s`, notifyUrl, auth, rate, durationSeconds);
+      console.log(`${open.label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed`);
+      return;
+    }
     const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
     const floorCLabel = "floor (c): Koa -> grpc-js -> two commits around a sandbox";
     // Warm-up (JIT, pools), not counted.
