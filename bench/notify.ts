@@ -1,21 +1,35 @@
 /**
- * npm run bench:notify — POST /api/v1/tenants/{id}/notifications with the sandbox provider and
- * a distinct Idempotency-Key per request, against two references on the same Postgres, in the
- * same run:
+ * npm run bench:notify (npx tsc -b && node bench/dist/notify.js) — POST
+ * /api/v1/tenants/{id}/notifications with the sandbox provider and a distinct Idempotency-Key per
+ * request, against three references on the same Postgres, in the same run:
  *
  *   notify path:  autocannon -> gateway (auth, scope, grant, rate limits, Idempotency-Key,
  *                 problem details) -> gRPC -> notify (validation, rendering, claim + preconditions +
  *                 command + transcript, provider, outcome) -> Postgres
+ *   floor (c):    the two-commit floor of a send, nothing of ours: autocannon -> a bare Koa process
+ *                 (notify-floor-c-koa.ts: the same route, body and headers; API key by SHA-256
+ *                 digest in a Map, Idempotency-Key required, JSON parsed) -> one plain grpc-js
+ *                 unary call -> a bare grpc-js server (notify-floor-c-grpc-server.ts, a pg Pool):
+ *                 1. one statement commits the key's claim with the tenant / opt-out check, the
+ *                    command (dispatching) and its transcript entry, before the provider call;
+ *                 2. an in-process sandbox provider answers sent with a message id;
+ *                 3. one statement commits the outcome: command and transcript state, provider
+ *                    message id, the key's result, the event's outbox row.
+ *                 Tables: notify-floor-c-schema.ts (notify's keys and indexes).
  *   floor (a):    autocannon -> a bare Koa process -> one plain grpc-js unary call -> a bare grpc-js
  *                 server performing one INSERT transaction (the floor of this architecture)
  *   direct (b):   one client (this process, a pg pool) doing the same INSERTs straight into Postgres
  *
- * Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating notify/floor
- * twice; then an open-loop run at half the notify path's measured peak rate (requests issued on a
- * fixed schedule whatever the answers; latency counted from the scheduled time). Prints sends/s,
- * p50 and p99 for each, the ratios and Postgres commits per send. Targets: notify path >= 0.6 of
- * (a); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run (default 8),
- * BENCH_CPU_PROF (a directory: notify and the gateway write a CPU profile there).
+ * Commits per send for each path (400 sends each, pg_stat_database, next to the same window with no
+ * sends). Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating
+ * notify, (c), (a) twice, with CPU ms per send per process (/proc; Postgres: the bench database's
+ * backends); then an open loop at half the notify path's measured peak (requests on a fixed
+ * schedule whatever the answers; latency from the scheduled time; the first second a warm-up)
+ * through the notify path and through floor (c) at the same rate, each with its sends of 50 ms or
+ * more per second and the Postgres checkpoints during it; then (b). Targets (issue 19): notify
+ * path >= 0.6 of (c); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run
+ * (default 8), BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at this rate),
+ * BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU profiles).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -113,10 +127,12 @@ async function openLoop(
   /** The second (from the start) of each send that took 50 ms or more: clustered or spread? */
   const slow: number[] = [];
   const errors = new Set<string>();
-  const total = Math.floor(rate * seconds);
+  // The first second is a warm-up (the client's sockets opened at this rate), not counted.
+  const warmUp = Math.floor(rate);
+  const total = warmUp + Math.floor(rate * seconds);
   const start = performance.now();
   const inFlight: Promise<void>[] = [];
-  const fire = (scheduled: number) =>
+  const fire = (scheduled: number, counted: boolean) =>
     new Promise<void>((resolve) => {
       const req = httpRequest(
         {
@@ -130,12 +146,13 @@ async function openLoop(
         (res) => {
           res.resume();
           res.on("end", () => {
-            if (res.statusCode === 200) {
+            if (!counted) {
+              // the warm-up second
+            } else if (res.statusCode === 200) {
               const latency = performance.now() - scheduled;
               latencies.push(latency);
-              if (latency >= 50) slow.push(Math.floor((scheduled - start) / 1000));
-            }
-            else {
+              if (latency >= 50) slow.push(Math.floor((scheduled - start) / 1000) - 1);
+            } else {
               failures++;
               statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
             }
@@ -144,7 +161,7 @@ async function openLoop(
         },
       );
       req.on("error", (error) => {
-        failures++;
+        if (counted) failures++;
         errors.add(error.message);
         resolve();
       });
@@ -153,14 +170,14 @@ async function openLoop(
   let issued = 0;
   while (issued < total) {
     const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
-    for (; issued < due; issued++) inFlight.push(fire(start + (issued * 1000) / rate));
+    for (; issued < due; issued++) inFlight.push(fire(start + (issued * 1000) / rate, issued >= warmUp));
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   await Promise.all(inFlight);
   agent.destroy();
   if (failures > 0)
     console.error(`${label}: ${failures} failed (statuses ${JSON.stringify(statuses)}; ${[...errors].join("; ")})`);
-  const elapsed = (performance.now() - start) / 1000;
+  const elapsed = (performance.now() - start) / 1000 - 1;
   const slowBySecond = slow.reduce<Record<number, number>>((bySecond, second) => {
     bySecond[second] = (bySecond[second] ?? 0) + 1;
     return bySecond;
@@ -234,6 +251,23 @@ async function commits(db: pg.Client): Promise<number> {
     "select xact_commit as n from pg_stat_database where datname = current_database()",
   );
   return Number(rows[0]!.n);
+}
+
+/** Postgres checkpoints (the whole server's: timed and requested) while `work` runs. */
+async function checkpointsDuring<T>(
+  db: pg.Client,
+  work: () => Promise<T>,
+): Promise<{ result: T; checkpoints: number }> {
+  const count = async () => {
+    await db.query("select pg_stat_clear_snapshot()");
+    const { rows } = await db.query<{ n: string }>(
+      "select checkpoints_timed + checkpoints_req as n from pg_stat_bgwriter",
+    );
+    return Number(rows[0]!.n);
+  };
+  const before = await count();
+  const result = await work();
+  return { result, checkpoints: (await count()) - before };
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc; 0 when unreadable. */
@@ -370,16 +404,26 @@ async function main() {
     if (probe.status !== 200) throw new Error(`the notify path answers ${probe.status}: ${await probe.text()}`);
 
     const notifyLabel = "notify path (gateway -> gRPC -> notify, sandbox)";
+    const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
+    const floorCLabel = "floor (c): Koa -> grpc-js -> two commits around a sandbox";
     if (process.env.BENCH_OPEN_RATE) {
       // Only the open loop, at this rate (after a warm-up): for chasing its tail.
       await closedLoop(notifyLabel, notifyUrl, auth, 2);
       const rate = Number(process.env.BENCH_OPEN_RATE);
-      const open = await openLoop(`notify path, open loop at ${rate}/s`, notifyUrl, auth, rate, durationSeconds);
-      console.log(`${open.label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed`);
+      await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
+      for (let round = 0; round < 2; round++) {
+        for (const [label, url, headers] of [
+          [`notify path, open loop at ${rate}/s`, notifyUrl, auth],
+          [`floor (c), open loop at ${rate}/s`, floorCUrl, floorCAuth],
+        ] as const) {
+          const open = await openLoop(label, url, headers, rate, durationSeconds);
+          console.log(
+            `${label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed`,
+          );
+        }
+      }
       return;
     }
-    const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
-    const floorCLabel = "floor (c): Koa -> grpc-js -> two commits around a sandbox";
     // Warm-up (JIT, pools), not counted.
     await closedLoop(notifyLabel, notifyUrl, auth, 2);
     await closedLoop(floorLabel, floorUrl, {}, 2);
@@ -450,17 +494,21 @@ async function main() {
       floorCLabel,
       runs.filter((r) => r.label === floorCLabel),
     );
-    const viaDirect = await direct(scratch.url, durationSeconds);
+    // Open loop at half the notify path's peak, through the notify path and then floor (c) at
+    // the same rate: a tail both show is the machine's (Postgres, the cores), one only ours shows
+    // is ours.
     const halfRate = Math.max(1, Math.round(viaNotify.sendsPerSecond / 2));
-    const open = await openLoop(
-      `notify path, open loop at ${halfRate}/s (half of peak)`,
-      notifyUrl,
-      auth,
-      halfRate,
-      durationSeconds,
+    const openRun = await checkpointsDuring(db, () =>
+      openLoop(`notify path, open loop at ${halfRate}/s (half of peak)`, notifyUrl, auth, halfRate, durationSeconds),
     );
+    const open = openRun.result;
+    const openCRun = await checkpointsDuring(db, () =>
+      openLoop(`floor (c), open loop at ${halfRate}/s (same rate)`, floorCUrl, floorCAuth, halfRate, durationSeconds),
+    );
+    const openC = openCRun.result;
+    const viaDirect = await direct(scratch.url, durationSeconds);
 
-    const table = [viaNotify, floorC, floor, viaDirect, open];
+    const table = [viaNotify, floorC, floor, viaDirect, open, openC];
     console.table(
       table.map((f) => ({
         path: f.label,
@@ -483,7 +531,9 @@ async function main() {
         `floor (a) ${commitsPerSend.floor.toFixed(2)} (the same window with no sends: ${commitsPerSend.idle.toFixed(2)} per ${sendsCounted})`,
     );
     console.log(
-      `open-loop at ${halfRate}/s: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"})`,
+      `open-loop at ${halfRate}/s: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"}); ` +
+        `floor (c) at the same rate: p50 ${openC.p50Ms.toFixed(2)} ms, p99 ${openC.p99Ms.toFixed(2)} ms; ` +
+        `Postgres checkpoints during them: ${openRun.checkpoints}, ${openCRun.checkpoints}`,
     );
     console.log(`CPU ms per send: notify path: ${cpu.notify}; floor (c): ${cpu.floorC}; floor (a): ${cpu.floor}`);
     if (table.some((f) => f.failures > 0)) throw new Error("sends failed during the benchmark");
@@ -495,7 +545,8 @@ async function main() {
       floor,
       floorC,
       direct: viaDirect,
-      openLoop: { ...open, rate: halfRate },
+      openLoop: { ...open, rate: halfRate, checkpoints: openRun.checkpoints },
+      openLoopFloorC: { ...openC, rate: halfRate, checkpoints: openCRun.checkpoints },
       ratioFloorC,
       ratioFloor,
       ratioDirect,
