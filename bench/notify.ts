@@ -497,15 +497,26 @@ async function main() {
     // Open loop at half the notify path's peak, through the notify path and then floor (c) at
     // the same rate: a tail both show is the machine's (Postgres, the cores), one only ours shows
     // is ours.
+    // Commits per send during each (the relay's passes and the projector's batches are smaller at
+    // a fixed moderate rate than with 32 sends in flight).
     const halfRate = Math.max(1, Math.round(viaNotify.sendsPerSecond / 2));
+    const beforeOpen = await commits(db);
     const openRun = await checkpointsDuring(db, () =>
       openLoop(`notify path, open loop at ${halfRate}/s (half of peak)`, notifyUrl, auth, halfRate, durationSeconds),
     );
     const open = openRun.result;
+    const afterOpen = await commits(db);
     const openCRun = await checkpointsDuring(db, () =>
       openLoop(`floor (c), open loop at ${halfRate}/s (same rate)`, floorCUrl, floorCAuth, halfRate, durationSeconds),
     );
     const openC = openCRun.result;
+    const afterOpenC = await commits(db);
+    // Every request of the loop was sent (the warm-up second included), so divide by all of them.
+    const openSends = (f: Figures) => f.sends + f.failures + Math.floor(halfRate);
+    const openCommits = {
+      notify: (afterOpen - beforeOpen) / openSends(open),
+      floorC: (afterOpenC - afterOpen) / openSends(openC),
+    };
     const viaDirect = await direct(scratch.url, durationSeconds);
 
     const table = [viaNotify, floorC, floor, viaDirect, open, openC];
@@ -533,7 +544,8 @@ async function main() {
     console.log(
       `open-loop at ${halfRate}/s: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"}); ` +
         `floor (c) at the same rate: p50 ${openC.p50Ms.toFixed(2)} ms, p99 ${openC.p99Ms.toFixed(2)} ms; ` +
-        `Postgres checkpoints during them: ${openRun.checkpoints}, ${openCRun.checkpoints}`,
+        `Postgres checkpoints during them: ${openRun.checkpoints}, ${openCRun.checkpoints}; ` +
+        `commits per send during them: ${openCommits.notify.toFixed(2)}, ${openCommits.floorC.toFixed(2)}`,
     );
     console.log(`CPU ms per send: notify path: ${cpu.notify}; floor (c): ${cpu.floorC}; floor (a): ${cpu.floor}`);
     if (table.some((f) => f.failures > 0)) throw new Error("sends failed during the benchmark");
@@ -545,8 +557,13 @@ async function main() {
       floor,
       floorC,
       direct: viaDirect,
-      openLoop: { ...open, rate: halfRate, checkpoints: openRun.checkpoints },
-      openLoopFloorC: { ...openC, rate: halfRate, checkpoints: openCRun.checkpoints },
+      openLoop: { ...open, rate: halfRate, checkpoints: openRun.checkpoints, commitsPerSend: openCommits.notify },
+      openLoopFloorC: {
+        ...openC,
+        rate: halfRate,
+        checkpoints: openCRun.checkpoints,
+        commitsPerSend: openCommits.floorC,
+      },
       ratioFloorC,
       ratioFloor,
       ratioDirect,
