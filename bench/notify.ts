@@ -26,7 +26,7 @@
  * backends); then an open loop at half the notify path's measured peak (requests on a fixed
  * schedule whatever the answers; latency from the scheduled time; the first second a warm-up)
  * through the notify path and through floor (c) at the same rate, each with its sends of 50 ms or
- * more per second and the Postgres checkpoints during it; then (b). Targets (issue 19): notify
+ * more per second, the Postgres checkpoints and the commits per send during it; then (b). Targets (issue 19): notify
  * path >= 0.6 of (c); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run
  * (default 8), BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at this rate),
  * BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU profiles).
