@@ -177,6 +177,13 @@ const outcomeSql = statement(
            select (select count(*) from command) as commands`,
 );
 
+/** A repeat reads the key's claim: who holds it, for which request, with which result. */
+const findClaimSql = statement(
+  "notify_find_claim",
+  `select fingerprint, state, result, locked_until < now() as lease_expired from ${IDEMPOTENCY_TABLE}
+   where scope = ? and key = ?`,
+);
+
 /** record_send's answer: recorded, claimed (the key is held), or the refusal (domain/send-preconditions.ts). */
 type RecordOutcome = "recorded" | "claimed" | SendRefusal;
 
@@ -232,8 +239,8 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
 }
 
 /**
- * The send path (record, complete) runs prepared statements on a pg pool of its own; the rest
- * (repeats, settling, transcripts) uses knex.
+ * The send path (record, complete, and a repeat's findClaim) runs prepared statements on a pg pool
+ * of its own; the rest (settling, transcripts) uses knex.
  */
 export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventOutbox): NotificationStore {
   return {
@@ -298,12 +305,14 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     },
 
     async findClaim(tenantId, idempotencyKey) {
-      const row = await db(IDEMPOTENCY_TABLE)
-        .first<
-          | { fingerprint: string; state: ExistingClaim["state"]; result: StoredSend | null; lease_expired: boolean }
-          | undefined
-        >("fingerprint", "state", "result", db.raw("locked_until < now() as lease_expired"))
-        .where({ scope: tenantId, key: idempotencyKey });
+      const row = (
+        await query<{
+          fingerprint: string;
+          state: ExistingClaim["state"];
+          result: StoredSend | null;
+          lease_expired: boolean;
+        }>(pool, findClaimSql, [tenantId, idempotencyKey])
+      ).rows[0];
       return (
         row && { fingerprint: row.fingerprint, state: row.state, result: row.result, leaseExpired: row.lease_expired }
       );
@@ -312,7 +321,10 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async complete(send, outcome, provider, result) {
       const state: DeliveryState = outcome.kind;
       const refused = outcome.kind === "failed";
-      // One statement in its own transaction. A refusal (nothing was sent) gives the allowance
+      // One statement in its own explicit transaction (BEGIN, statement, COMMIT), not autocommitted:
+      // if notify dies while the statement waits, the outcome is not recorded and the key settles
+      // as unknown (an autocommitted statement would still commit without us; gateway test
+      // notifications.test.ts "killed before recording the outcome" holds this). A refusal (nothing was sent) gives the allowance
       // back and releases the key, so the partner may retry with the same key once the cause is
       // fixed; sent and unknown complete the key with the result a repeat replays.
       // The outcome's event (notification.sent|unknown|failed) goes to the outbox in the same
