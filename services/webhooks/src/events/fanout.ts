@@ -238,14 +238,30 @@ export function startFanout(options: {
     logger,
     what: "events",
     async onMessages(messages) {
+      // The events that arrived in the same turn of the event loop are one batch: a fetch does
+      // not wait for its last message before the first ones are fanned out.
       const handling: Promise<void>[] = [];
-      const batch: Fanning[] = [];
+      let batch: Fanning[] = [];
+      let scheduled = false;
+      const flush = () => {
+        scheduled = false;
+        if (batch.length === 0) return;
+        handling.push(fanOutBatch(batch));
+        batch = [];
+      };
       for await (const msg of messages) {
         const message = classifyBusMessage(msg.data);
-        if (message.kind === "event") batch.push(begin(msg, message.event));
-        else handling.push(setAside(msg, message));
+        if (message.kind !== "event") {
+          handling.push(setAside(msg, message));
+          continue;
+        }
+        batch.push(begin(msg, message.event));
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
       }
-      handling.push(fanOutBatch(batch));
+      flush();
       await Promise.all(handling);
     },
   });
