@@ -1,7 +1,6 @@
-import { UnavailableError } from "@platform/service-kit/errors";
 import { IDEMPOTENCY_TABLE } from "@platform/service-kit/idempotency";
-import pg from "pg";
-import type { Knex } from "@platform/service-kit/postgres";
+import type pg from "pg";
+import { inTransaction, preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import type { ChannelOutcome } from "../domain/channel-provider.js";
 import type { DeliveryState, NotificationType } from "../domain/notification.js";
 import { sendRefusalError, type SendRefusal } from "../domain/send-preconditions.js";
@@ -132,18 +131,12 @@ interface TranscriptRow {
   updated_at: Date;
 }
 
-/** A prepared statement: `?` placeholders become $1..$n; the name makes pg prepare it once per connection. */
-function statement(name: string, text: string): { name: string; text: string } {
-  let n = 0;
-  return { name, text: text.replace(/\?/g, () => `$${++n}`) };
-}
-
-const recordSendSql = statement(
+const recordSendSql = preparedStatement(
   "notify_record_send",
   "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 
-const outcomeSql = statement(
+const outcomeSql = preparedStatement(
   "notify_send_outcome",
   `with command as (
              update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
@@ -187,57 +180,6 @@ const findClaimSql = statement(
 /** record_send's answer: recorded, claimed (the key is held), or the refusal (domain/send-preconditions.ts). */
 type RecordOutcome = "recorded" | "claimed" | SendRefusal;
 
-/** One autocommitted prepared statement on the send pool. */
-async function query<R extends object>(
-  pool: pg.Pool,
-  prepared: { name: string; text: string },
-  values: unknown[],
-): Promise<{ rows: R[] }> {
-  try {
-    return await pool.query<R>({ ...prepared, values });
-  } catch (error) {
-    if (error instanceof Error && /timeout exceeded when trying to connect/.test(error.message)) {
-      throw new UnavailableError("the database is not reachable", error);
-    }
-    throw error;
-  }
-}
-
-async function run<R extends object = object>(
-  client: pg.PoolClient,
-  query: { name: string; text: string },
-  values: unknown[],
-): Promise<{ rows: R[] }> {
-  return client.query<R>({ ...query, values });
-}
-
-/**
- * BEGIN, `work`, COMMIT on one pooled connection; ROLLBACK on any error. A connection that
- * failed is discarded rather than returned to the pool.
- */
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw new UnavailableError("the database is not reachable", error);
-  }
-  let broken = false;
-  try {
-    await client.query("begin");
-    const result = await work(client);
-    await client.query("commit");
-    return result;
-  } catch (error) {
-    await client.query("rollback").catch(() => {
-      broken = true;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
-
 /**
  * The send path (record, complete, and a repeat's findClaim) runs prepared statements on a pg pool
  * of its own; the rest (settling, transcripts) uses knex.
@@ -262,7 +204,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         });
       const warn = threshold("80_percent");
       const full = threshold("100_percent");
-      const { rows } = await query<{
+      const rows = await queryRows<{
         outcome: RecordOutcome;
         recorded_at: Date;
         month_sends: number | null;
@@ -345,8 +287,8 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           created_at: result.createdAt,
         },
       });
-      await inTransaction(pool, async (client) => {
-        await run(client, outcomeSql, [
+      await inTransaction(pool, async (run) => {
+        await run(outcomeSql, [
           state,
           refused ? outcome.code : null,
           refused ? outcome.providerCode : null,
