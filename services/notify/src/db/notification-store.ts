@@ -171,7 +171,7 @@ const outcomeSql = preparedStatement(
 );
 
 /** A repeat reads the key's claim: who holds it, for which request, with which result. */
-const findClaimSql = statement(
+const findClaimSql = preparedStatement(
   "notify_find_claim",
   `select fingerprint, state, result, locked_until < now() as lease_expired from ${IDEMPOTENCY_TABLE}
    where scope = ? and key = ?`,
@@ -247,14 +247,12 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     },
 
     async findClaim(tenantId, idempotencyKey) {
-      const row = (
-        await query<{
-          fingerprint: string;
-          state: ExistingClaim["state"];
-          result: StoredSend | null;
-          lease_expired: boolean;
-        }>(pool, findClaimSql, [tenantId, idempotencyKey])
-      ).rows[0];
+      const [row] = await queryRows<{
+        fingerprint: string;
+        state: ExistingClaim["state"];
+        result: StoredSend | null;
+        lease_expired: boolean;
+      }>(pool, findClaimSql, [tenantId, idempotencyKey]);
       return (
         row && { fingerprint: row.fingerprint, state: row.state, result: row.result, leaseExpired: row.lease_expired }
       );
