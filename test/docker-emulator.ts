@@ -304,7 +304,7 @@ export interface BuildOptions {
   baseImages: Record<string, BaseImage>;
   /** `--mount=type=cache,target=T`: T -> a directory of this machine. */
   cacheMounts?: Record<string, string>;
-  /** Each step as it starts. */
+  /** Each step as it starts (`[stage] INSTRUCTION args`), and `[stage] done` as each stage ends. */
   onStep?: (step: string) => void;
 }
 
@@ -421,8 +421,16 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
   };
   need(target);
 
-  const built = new Map<number, StageState>();
-  for (const index of [...needed].sort((a, b) => a - b)) {
+  // As BuildKit does, the stages run concurrently: a stage waits for another only where it uses it
+  // (FROM that stage, COPY --from it), so a runtime stage installs its dependencies while the build
+  // stage compiles. A failing stage fails the build once every stage has settled.
+  const built = new Map<number, Promise<StageState>>();
+  for (const index of [...needed].sort((a, b) => a - b)) built.set(index, buildStage(index));
+  const results = await Promise.allSettled(built.values());
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
+  if (failed) throw failed.reason;
+
+  async function buildStage(index: number): Promise<StageState> {
     const stage = dockerfile.stages[index]!;
     const root = join(options.workRoot, `stage-${index}-${stage.name ?? "unnamed"}`);
     await rm(root, { recursive: true, force: true });
@@ -430,7 +438,7 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
     const baseStage = stageIndex(baseName);
     let state: StageState;
     if (baseStage >= 0 && baseStage < index) {
-      const parent = built.get(baseStage)!;
+      const parent = await built.get(baseStage)!;
       await copyEntry(parent.root, root);
       state = {
         ...parent,
@@ -514,7 +522,8 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
           throw new BuildError(`${where}: not emulated`);
       }
     }
-    built.set(index, state);
+    log(`[${stage.name ?? index}] done`);
+    return state;
   }
 
   async function copy(
@@ -537,7 +546,7 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
       let path: string;
       let include: ((path: string, isDirectory: boolean) => boolean) | undefined;
       if (from !== undefined) {
-        const sourceStage = built.get(stageIndex(from))!;
+        const sourceStage = await built.get(stageIndex(from))!;
         path = join(sourceStage.root, posix.resolve("/", source));
       } else {
         const relative = posix
@@ -607,7 +616,7 @@ export async function buildImage(options: BuildOptions & { target?: string }): P
     }
   }
 
-  const final = built.get(target)!;
+  const final = await built.get(target)!;
   return {
     root: final.root,
     env: Object.fromEntries(final.env),

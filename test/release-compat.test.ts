@@ -11,8 +11,8 @@
  * MIGRATE_ON_START=false: the previous release must work on the expanded schema (while a rollout
  * runs, and after a rollback of its Deployment, which never rolls a schema back).
  *
- * The previous release is built once per commit under .data/release-builds/ (git archive, npm ci,
- * tsc -b --noCheck); the first build prints what it cost.
+ * The previous release is built once per commit under .data/release-builds/ (git archive, npm ci
+ * of the two services' workspaces, tsc -b --noCheck); the first build prints what it cost.
  */
 import { execFile } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
