@@ -427,6 +427,12 @@ async function main() {
     });
     events.close();
     hooks.close();
+  } catch (error) {
+    // What the service said last (warnings and errors) explains most failures under load.
+    for (const line of (service?.logs ?? []).filter((l) => Number(l.level) >= 40).slice(-10)) {
+      console.error(`webhooks: ${JSON.stringify(line)}`);
+    }
+    throw error;
   } finally {
     await service?.stop();
     receivers?.child.kill();
