@@ -1,23 +1,38 @@
 /**
- * npm run bench:notify — POST /api/v1/tenants/{id}/notifications with the sandbox provider and
- * a distinct Idempotency-Key per request, against two references on the same Postgres, in the
- * same run:
+ * npm run bench:notify (npx tsc -b && node bench/dist/notify.js) — POST
+ * /api/v1/tenants/{id}/notifications with the sandbox provider and a distinct Idempotency-Key per
+ * request, against three references on the same Postgres, in the same run:
  *
  *   notify path:  autocannon -> gateway (auth, scope, grant, rate limits, Idempotency-Key,
  *                 problem details) -> gRPC -> notify (validation, rendering, claim + preconditions +
  *                 command + transcript, provider, outcome) -> Postgres
+ *   floor (c):    the two-commit floor of a send, nothing of ours: autocannon -> a bare Koa process
+ *                 (notify-floor-c-koa.ts: the same route, body and headers; API key by SHA-256
+ *                 digest in a Map, Idempotency-Key required, JSON parsed) -> one plain grpc-js
+ *                 unary call -> a bare grpc-js server (notify-floor-c-grpc-server.ts, a pg Pool):
+ *                 1. one statement commits the key's claim with the tenant / opt-out check, the
+ *                    command (dispatching) and its transcript entry, before the provider call;
+ *                 2. an in-process sandbox provider answers sent with a message id;
+ *                 3. one statement commits the outcome: command and transcript state, provider
+ *                    message id, the key's result, the event's outbox row.
+ *                 Tables: notify-floor-c-schema.ts (notify's keys and indexes).
  *   floor (a):    autocannon -> a bare Koa process -> one plain grpc-js unary call -> a bare grpc-js
  *                 server performing one INSERT transaction (the floor of this architecture)
  *   direct (b):   one client (this process, a pg pool) doing the same INSERTs straight into Postgres
  *
- * Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating notify/floor
- * twice; then an open-loop run at half the notify path's measured peak rate (requests issued on a
- * fixed schedule whatever the answers; latency counted from the scheduled time). Prints sends/s,
- * p50 and p99 for each, the ratios and Postgres commits per send. Targets: notify path >= 0.6 of
- * (a); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run (default 8),
- * BENCH_CPU_PROF (a directory: notify and the gateway write a CPU profile there).
+ * Commits per send for each path (400 sends each, pg_stat_database, next to the same window with no
+ * sends). Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating
+ * notify, (c), (a) twice, with CPU ms per send per process (/proc; Postgres: the bench database's
+ * backends); then an open loop at half the notify path's measured peak (requests on a fixed
+ * schedule whatever the answers; latency from the scheduled time; the first second a warm-up)
+ * through the notify path and through floor (c) at the same rate, each with its sends of 50 ms or
+ * more per second, the Postgres checkpoints and the commits per send during it; then (b). Targets (issue 19): notify
+ * path >= 0.6 of (c); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run
+ * (default 8), BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at this rate),
+ * BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU profiles).
  */
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { request as httpRequest, Agent } from "node:http";
 import { join } from "node:path";
@@ -26,6 +41,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
+import { FLOOR_C_SCHEMA } from "./notify-floor-c-schema.js";
 import { profiled } from "./profiled-env.js";
 import { recordResult } from "./load-generator.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
@@ -107,10 +123,16 @@ async function openLoop(
   const target = new URL(url);
   const latencies: number[] = [];
   let failures = 0;
-  const total = Math.floor(rate * seconds);
+  const statuses: Record<number, number> = {};
+  /** The second (from the start) of each send that took 50 ms or more: clustered or spread? */
+  const slow: number[] = [];
+  const errors = new Set<string>();
+  // The first second is a warm-up (the client's sockets opened at this rate), not counted.
+  const warmUp = Math.floor(rate);
+  const total = warmUp + Math.floor(rate * seconds);
   const start = performance.now();
   const inFlight: Promise<void>[] = [];
-  const fire = (scheduled: number) =>
+  const fire = (scheduled: number, counted: boolean) =>
     new Promise<void>((resolve) => {
       const req = httpRequest(
         {
@@ -124,14 +146,23 @@ async function openLoop(
         (res) => {
           res.resume();
           res.on("end", () => {
-            if (res.statusCode === 200) latencies.push(performance.now() - scheduled);
-            else failures++;
+            if (!counted) {
+              // the warm-up second
+            } else if (res.statusCode === 200) {
+              const latency = performance.now() - scheduled;
+              latencies.push(latency);
+              if (latency >= 50) slow.push(Math.floor((scheduled - start) / 1000) - 1);
+            } else {
+              failures++;
+              statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+            }
             resolve();
           });
         },
       );
-      req.on("error", () => {
-        failures++;
+      req.on("error", (error) => {
+        if (counted) failures++;
+        errors.add(error.message);
         resolve();
       });
       req.end(body);
@@ -139,12 +170,19 @@ async function openLoop(
   let issued = 0;
   while (issued < total) {
     const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
-    for (; issued < due; issued++) inFlight.push(fire(start + (issued * 1000) / rate));
+    for (; issued < due; issued++) inFlight.push(fire(start + (issued * 1000) / rate, issued >= warmUp));
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   await Promise.all(inFlight);
   agent.destroy();
-  const elapsed = (performance.now() - start) / 1000;
+  if (failures > 0)
+    console.error(`${label}: ${failures} failed (statuses ${JSON.stringify(statuses)}; ${[...errors].join("; ")})`);
+  const elapsed = (performance.now() - start) / 1000 - 1;
+  const slowBySecond = slow.reduce<Record<number, number>>((bySecond, second) => {
+    bySecond[second] = (bySecond[second] ?? 0) + 1;
+    return bySecond;
+  }, {});
+  console.log(`${label}: sends of 50 ms or more, by second from the start: ${JSON.stringify(slowBySecond)}`);
   latencies.sort((a, b) => a - b);
   return {
     label,
@@ -215,6 +253,23 @@ async function commits(db: pg.Client): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/** Postgres checkpoints (the whole server's: timed and requested) while `work` runs. */
+async function checkpointsDuring<T>(
+  db: pg.Client,
+  work: () => Promise<T>,
+): Promise<{ result: T; checkpoints: number }> {
+  const count = async () => {
+    await db.query("select pg_stat_clear_snapshot()");
+    const { rows } = await db.query<{ n: string }>(
+      "select checkpoints_timed + checkpoints_req as n from pg_stat_bgwriter",
+    );
+    return Number(rows[0]!.n);
+  };
+  const before = await count();
+  const result = await work();
+  return { result, checkpoints: (await count()) - before };
+}
+
 /** CPU seconds (user + system) a process has used so far, from /proc; 0 when unreadable. */
 function cpuSeconds(pid: number): number {
   try {
@@ -264,6 +319,7 @@ async function main() {
       `create table bench_floor.sends (id bigserial primary key, key text not null, body text not null,
          created_at timestamptz not null default now())`,
     );
+    await db.query(FLOOR_C_SCHEMA);
     const common = {
       DATABASE_URL: scratch.url,
       METRICS_PORT: "0",
@@ -314,10 +370,32 @@ async function main() {
       env: { FLOOR_GRPC_ADDR: `127.0.0.1:${floorServer.listening.grpcPort as number}` },
     });
     processes.push(floorKoa);
+    const floorCServer = await startServiceProcess({
+      name: "notify-floor-c-grpc",
+      entry: join(repo, "bench", "dist", "notify-floor-c-grpc-server.js"),
+      env: profiled({ DATABASE_URL: scratch.url }),
+    });
+    processes.push(floorCServer);
+    const floorCKey = `floor_c_${randomBytes(24).toString("base64url")}`;
+    await db.query("insert into bench_floor_c.tenants (id, activated, channel_ready) values ($1, true, true)", [
+      tenant,
+    ]);
+    const floorCKoa = await startServiceProcess({
+      name: "notify-floor-c-koa",
+      entry: join(repo, "bench", "dist", "notify-floor-c-koa.js"),
+      env: profiled({
+        FLOOR_C_GRPC_ADDR: `127.0.0.1:${floorCServer.listening.grpcPort as number}`,
+        FLOOR_C_API_KEY: floorCKey,
+        FLOOR_C_TENANT: tenant,
+      }),
+    });
+    processes.push(floorCKoa);
 
     const notifyUrl = `http://127.0.0.1:${gateway.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
     const floorUrl = `http://127.0.0.1:${floorKoa.listening.port as number}/send`;
+    const floorCUrl = `http://127.0.0.1:${floorCKoa.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
     const auth = { authorization: `Bearer ${key}` };
+    const floorCAuth = { authorization: `Bearer ${floorCKey}` };
     const probe = await fetch(notifyUrl, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json", "idempotency-key": nextKey("probe") },
@@ -327,43 +405,81 @@ async function main() {
 
     const notifyLabel = "notify path (gateway -> gRPC -> notify, sandbox)";
     const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
+    const floorCLabel = "floor (c): Koa -> grpc-js -> two commits around a sandbox";
+    if (process.env.BENCH_OPEN_RATE) {
+      // Only the open loop, at this rate (after a warm-up): for chasing its tail.
+      await closedLoop(notifyLabel, notifyUrl, auth, 2);
+      const rate = Number(process.env.BENCH_OPEN_RATE);
+      await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
+      for (let round = 0; round < 2; round++) {
+        for (const [label, url, headers] of [
+          [`notify path, open loop at ${rate}/s`, notifyUrl, auth],
+          [`floor (c), open loop at ${rate}/s`, floorCUrl, floorCAuth],
+        ] as const) {
+          const open = await openLoop(label, url, headers, rate, durationSeconds);
+          console.log(
+            `${label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed`,
+          );
+        }
+      }
+      return;
+    }
     // Warm-up (JIT, pools), not counted.
     await closedLoop(notifyLabel, notifyUrl, auth, 2);
     await closedLoop(floorLabel, floorUrl, {}, 2);
+    await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
     const runs: Figures[] = [];
-    let commitsPerSend = NaN;
-    let cpuNotify = "";
-    let cpuFloor = "";
-    {
-      // Commits per send, counted exactly: a fixed number of sends and nothing else on this database.
-      const sends = 400;
-      const before = await commits(db);
+    // Commits per send, counted exactly: a fixed number of sends through each path and nothing
+    // else on this database meanwhile; first the same window with no sends at all (what notify's
+    // relay poll and timers commit while idle), then each path.
+    const sendsCounted = 400;
+    const countedSends = async (url: string, headers: Record<string, string>) => {
       let next = 0;
       await Promise.all(
         Array.from({ length: 8 }, async () => {
-          while (next++ < sends) {
-            const res = await fetch(notifyUrl, {
+          while (next++ < sendsCounted) {
+            const res = await fetch(url, {
               method: "POST",
-              headers: { ...auth, "content-type": "application/json", "idempotency-key": nextKey("commits") },
+              headers: { ...headers, "content-type": "application/json", "idempotency-key": nextKey("commits") },
               body,
             });
-            if (res.status !== 200) throw new Error(`a send answered ${res.status}`);
+            if (res.status !== 200) throw new Error(`a send answered ${res.status}: ${await res.text()}`);
             await res.arrayBuffer();
           }
         }),
       );
-      commitsPerSend = ((await commits(db)) - before) / sends;
-    }
+    };
+    const start = await commits(db);
+    const idle = await commits(db);
+    await countedSends(notifyUrl, auth);
+    const afterNotify = await commits(db);
+    await countedSends(floorUrl, {});
+    const afterFloor = await commits(db);
+    await countedSends(floorCUrl, floorCAuth);
+    const afterFloorC = await commits(db);
+    const commitsPerSend = {
+      idle: (idle - start) / sendsCounted,
+      notify: (afterNotify - idle) / sendsCounted,
+      floor: (afterFloor - afterNotify) / sendsCounted,
+      floorC: (afterFloorC - afterFloor) / sendsCounted,
+    };
+    const cpu = { notify: "", floor: "", floorC: "" };
+    const floorCProcesses = { koa: floorCKoa.child.pid!, grpc: floorCServer.child.pid! };
     for (let round = 0; round < 2; round++) {
       const notifyRun = await cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
         closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
       );
-      if (round === 0) cpuNotify = perSend(notifyRun.cpu, notifyRun.result.sends);
+      if (round === 0) cpu.notify = perSend(notifyRun.cpu, notifyRun.result.sends);
       runs.push(notifyRun.result);
+      const floorCRun = await cpuDuring(db, floorCProcesses, () =>
+        closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds),
+      );
+      if (round === 0) cpu.floorC = perSend(floorCRun.cpu, floorCRun.result.sends);
+      runs.push(floorCRun.result);
       const floorRun = await cpuDuring(db, { koa: floorKoa.child.pid!, grpc: floorServer.child.pid! }, () =>
         closedLoop(floorLabel, floorUrl, {}, durationSeconds),
       );
-      if (round === 0) cpuFloor = perSend(floorRun.cpu, floorRun.result.sends);
+      if (round === 0) cpu.floor = perSend(floorRun.cpu, floorRun.result.sends);
       runs.push(floorRun.result);
     }
     const viaNotify = mean(
@@ -374,17 +490,36 @@ async function main() {
       floorLabel,
       runs.filter((r) => r.label === floorLabel),
     );
-    const viaDirect = await direct(scratch.url, durationSeconds);
-    const halfRate = Math.max(1, Math.round(viaNotify.sendsPerSecond / 2));
-    const open = await openLoop(
-      `notify path, open loop at ${halfRate}/s (half of peak)`,
-      notifyUrl,
-      auth,
-      halfRate,
-      durationSeconds,
+    const floorC = mean(
+      floorCLabel,
+      runs.filter((r) => r.label === floorCLabel),
     );
+    // Open loop at half the notify path's peak, through the notify path and then floor (c) at
+    // the same rate: a tail both show is the machine's (Postgres, the cores), one only ours shows
+    // is ours.
+    // Commits per send during each (the relay's passes and the projector's batches are smaller at
+    // a fixed moderate rate than with 32 sends in flight).
+    const halfRate = Math.max(1, Math.round(viaNotify.sendsPerSecond / 2));
+    const beforeOpen = await commits(db);
+    const openRun = await checkpointsDuring(db, () =>
+      openLoop(`notify path, open loop at ${halfRate}/s (half of peak)`, notifyUrl, auth, halfRate, durationSeconds),
+    );
+    const open = openRun.result;
+    const afterOpen = await commits(db);
+    const openCRun = await checkpointsDuring(db, () =>
+      openLoop(`floor (c), open loop at ${halfRate}/s (same rate)`, floorCUrl, floorCAuth, halfRate, durationSeconds),
+    );
+    const openC = openCRun.result;
+    const afterOpenC = await commits(db);
+    // Every request of the loop was sent (the warm-up second included), so divide by all of them.
+    const openSends = (f: Figures) => f.sends + f.failures + Math.floor(halfRate);
+    const openCommits = {
+      notify: (afterOpen - beforeOpen) / openSends(open),
+      floorC: (afterOpenC - afterOpen) / openSends(openC),
+    };
+    const viaDirect = await direct(scratch.url, durationSeconds);
 
-    const table = [viaNotify, floor, viaDirect, open];
+    const table = [viaNotify, floorC, floor, viaDirect, open, openC];
     console.table(
       table.map((f) => ({
         path: f.label,
@@ -395,15 +530,24 @@ async function main() {
         failures: f.failures,
       })),
     );
+    const ratioFloorC = viaNotify.sendsPerSecond / floorC.sendsPerSecond;
     const ratioFloor = viaNotify.sendsPerSecond / floor.sendsPerSecond;
     const ratioDirect = viaNotify.sendsPerSecond / viaDirect.sendsPerSecond;
     console.log(
-      `notify path / floor (a): ${ratioFloor.toFixed(2)} (target >= 0.6 -> ${ratioFloor >= 0.6 ? "PASS" : "BELOW TARGET"}); ` +
-        `notify path / direct (b): ${ratioDirect.toFixed(2)}; ` +
-        `Postgres commits per send: ${commitsPerSend.toFixed(2)}; ` +
-        `open-loop p99 at ${halfRate}/s: ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"})`,
+      `notify path / floor (c): ${ratioFloorC.toFixed(2)} (target >= 0.6 -> ${ratioFloorC >= 0.6 ? "PASS" : "BELOW TARGET"}); ` +
+        `notify path / floor (a): ${ratioFloor.toFixed(2)}; notify path / direct (b): ${ratioDirect.toFixed(2)}`,
     );
-    console.log(`CPU ms per send: notify path: ${cpuNotify}; floor (a): ${cpuFloor}`);
+    console.log(
+      `Postgres commits per send: notify path ${commitsPerSend.notify.toFixed(2)}, floor (c) ${commitsPerSend.floorC.toFixed(2)}, ` +
+        `floor (a) ${commitsPerSend.floor.toFixed(2)} (the same window with no sends: ${commitsPerSend.idle.toFixed(2)} per ${sendsCounted})`,
+    );
+    console.log(
+      `open-loop at ${halfRate}/s: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"}); ` +
+        `floor (c) at the same rate: p50 ${openC.p50Ms.toFixed(2)} ms, p99 ${openC.p99Ms.toFixed(2)} ms; ` +
+        `Postgres checkpoints during them: ${openRun.checkpoints}, ${openCRun.checkpoints}; ` +
+        `commits per send during them: ${openCommits.notify.toFixed(2)}, ${openCommits.floorC.toFixed(2)}`,
+    );
+    console.log(`CPU ms per send: notify path: ${cpu.notify}; floor (c): ${cpu.floorC}; floor (a): ${cpu.floor}`);
     if (table.some((f) => f.failures > 0)) throw new Error("sends failed during the benchmark");
     await recordResult(repo, "notify", {
       bench: "notify",
@@ -411,12 +555,20 @@ async function main() {
       durationSeconds,
       notify: viaNotify,
       floor,
+      floorC,
       direct: viaDirect,
-      openLoop: { ...open, rate: halfRate },
+      openLoop: { ...open, rate: halfRate, checkpoints: openRun.checkpoints, commitsPerSend: openCommits.notify },
+      openLoopFloorC: {
+        ...openC,
+        rate: halfRate,
+        checkpoints: openCRun.checkpoints,
+        commitsPerSend: openCommits.floorC,
+      },
+      ratioFloorC,
       ratioFloor,
       ratioDirect,
       commitsPerSend,
-      cpuMsPerSend: { notify: cpuNotify, floor: cpuFloor },
+      cpuMsPerSend: cpu,
     });
   } finally {
     await db.end().catch(() => undefined);

@@ -18,6 +18,7 @@ import type { Knex } from "knex";
 import { headers as natsHeaders, type JetStreamClient } from "nats";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
+import { inTransaction, preparedStatement } from "./postgres.js";
 import { TRACEPARENT, withTraceId } from "./tracing.js";
 
 export const outboxTable = "outbox";
@@ -191,19 +192,29 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const keep = options.republishAfterMs !== undefined;
   // Kept rows: those never published, and those published long ago that no consumer removed.
-  const due = keep
-    ? "where published_at is null or published_at < now() - make_interval(secs => ?::double precision / 1000)"
-    : "";
+  // Prepared statements (parsed once per connection): the relay runs after every kicked commit.
+  const dueSql = keep
+    ? preparedStatement(
+        "outbox_relay_due_kept",
+        `select seq, event_id, subject, payload, traceparent from ${outboxTable}
+          where published_at is null or published_at < now() - make_interval(secs => ?::double precision / 1000)
+          order by seq limit ? for update skip locked`,
+      )
+    : preparedStatement(
+        "outbox_relay_due",
+        `select seq, event_id, subject, payload, traceparent from ${outboxTable} order by seq limit ? for update skip locked`,
+      );
   const dueBindings = keep ? [options.republishAfterMs!] : [];
+  const doneSql = keep
+    ? preparedStatement(
+        "outbox_relay_mark_published",
+        `update ${outboxTable} set published_at = now() where seq = any(?::bigint[])`,
+      )
+    : preparedStatement("outbox_relay_delete_published", `delete from ${outboxTable} where seq = any(?::bigint[])`);
 
   async function pass(): Promise<OutboxRow[]> {
-    return options.db.transaction(async (trx) => {
-      const rows = (
-        await trx.raw<{ rows: OutboxRow[] }>(
-          `select seq, event_id, subject, payload, traceparent from ${outboxTable} ${due} order by seq limit ? for update skip locked`,
-          [...dueBindings, batchSize],
-        )
-      ).rows;
+    return inTransaction(options.db, async (run) => {
+      const rows = await run<OutboxRow>(dueSql, [...dueBindings, batchSize]);
       if (rows.length === 0) return rows;
       await Promise.all(
         rows.map((row) => {
@@ -219,12 +230,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           });
         }),
       );
-      const published = trx(outboxTable).whereIn(
-        "seq",
-        rows.map((row) => row.seq),
-      );
-      if (keep) await published.update({ published_at: trx.fn.now() });
-      else await published.delete();
+      await run(doneSql, [rows.map((row) => row.seq)]);
       return rows;
     });
   }

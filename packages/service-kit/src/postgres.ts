@@ -1,6 +1,7 @@
 import knexFactory, { type Knex } from "knex";
 import type pg from "pg";
 import type { Logger } from "pino";
+import { UnavailableError } from "./errors.js";
 
 export type { Knex } from "knex";
 
@@ -44,26 +45,126 @@ export function createDatabase(options: DatabaseOptions): Knex {
 }
 
 /**
- * Runs one fixed SQL statement (`$1`… placeholders) on a connection from the knex pool and returns
- * its rows, without knex's query compiler and runner: for hot paths, where that layer costs more
- * CPU than pg itself. Same pool and size, same search_path (set when knex opens a connection),
- * same errors (pg's; KnexTimeoutError when no connection frees up in time); a connection that
- * failed is dropped by the pool's validation as with any knex query.
+ * A named statement: pg parses and plans it once per connection, then only binds and executes it.
+ * Written with `?` placeholders, which become $1..$n (so no `?` operator inside the text).
  */
-export async function queryRows<Row extends object>(db: Knex, text: string, values: unknown[]): Promise<Row[]> {
-  const pool = db.client as KnexPoolAccess;
-  const connection = await pool.acquireConnection();
-  try {
-    return (await connection.query<Row>(text, values)).rows;
-  } finally {
-    await pool.releaseConnection(connection);
-  }
+export interface PreparedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export function preparedStatement(name: string, text: string): PreparedStatement {
+  let n = 0;
+  return { name, text: text.replace(/\?/g, () => `$${++n}`) };
+}
+
+/**
+ * Where hot-path statements run: the service's knex pool (its connections, size and search_path)
+ * or a pg.Pool of its own.
+ */
+export type StatementPool = Knex | pg.Pool;
+
+/** One statement on a connection of `pool` (the caller's transaction, when it runs in one). */
+export type RunStatement = <Row extends object = Record<string, unknown>>(
+  statement: PreparedStatement | string,
+  values?: unknown[],
+) => Promise<Row[]>;
+
+interface Lent {
+  client: pg.ClientBase;
+  /** knex's "query" event (what a knex query emits), so a listener still sees every statement. */
+  announce?: (sql: string, bindings: unknown[]) => void;
+  /** Gives the connection back; `broken` discards it. */
+  release(broken: boolean): Promise<void>;
 }
 
 /** The part of knex's (untyped) pg client that lends and takes back pooled connections. */
 interface KnexPoolAccess {
+  emit(event: "query", query: { sql: string; bindings: unknown[] }): boolean;
   acquireConnection(): Promise<pg.ClientBase>;
   releaseConnection(connection: pg.ClientBase): Promise<void>;
+}
+
+async function lend(pool: StatementPool): Promise<Lent> {
+  if (typeof pool === "function") {
+    // knex: its pool validation drops a connection marked disposed, as it does after an error.
+    const access = pool.client as KnexPoolAccess;
+    const client = await access.acquireConnection();
+    return {
+      client,
+      announce: (sql, bindings) => access.emit("query", { sql, bindings }),
+      async release(broken) {
+        if (broken) (client as unknown as { __knex__disposed?: string }).__knex__disposed = "rollback failed";
+        await access.releaseConnection(client);
+      },
+    };
+  }
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new UnavailableError("the database is not reachable", error);
+  }
+  return {
+    client,
+    release(broken) {
+      client.release(broken);
+      return Promise.resolve();
+    },
+  };
+}
+
+function runOn({ client, announce }: Lent): RunStatement {
+  return async <Row extends object>(statement: PreparedStatement | string, values: unknown[] = []) => {
+    const text = typeof statement === "string" ? statement : statement.text;
+    announce?.(text, values);
+    const query = typeof statement === "string" ? { text, values } : { name: statement.name, text, values };
+    return (await client.query<Row>(query)).rows;
+  };
+}
+
+/**
+ * Runs one statement (`$1`… placeholders, or a PreparedStatement) on a connection of the pool and
+ * returns its rows, without knex's query compiler and runner: for hot paths, where that layer
+ * costs more CPU than pg itself. On the knex pool: same pool and size, same search_path (set when
+ * knex opens a connection), same errors (pg's; KnexTimeoutError when no connection frees up in
+ * time); a connection that failed is dropped by the pool's validation as with any knex query. On a
+ * pg.Pool, a connection that cannot be had is an UnavailableError.
+ */
+export async function queryRows<Row extends object>(
+  pool: StatementPool,
+  statement: PreparedStatement | string,
+  values: unknown[],
+): Promise<Row[]> {
+  const lent = await lend(pool);
+  try {
+    return await runOn(lent)<Row>(statement, values);
+  } finally {
+    await lent.release(false);
+  }
+}
+
+/**
+ * BEGIN, `work` (its statements on one connection), COMMIT; ROLLBACK on any error, and a connection
+ * whose rollback failed is discarded rather than given back.
+ */
+export async function inTransaction<T>(pool: StatementPool, work: (run: RunStatement) => Promise<T>): Promise<T> {
+  const lent = await lend(pool);
+  const run = runOn(lent);
+  let broken = false;
+  try {
+    await run("begin");
+    const result = await work(run);
+    await run("commit");
+    return result;
+  } catch (error) {
+    await run("rollback").catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    await lent.release(broken);
+  }
 }
 
 /**

@@ -4,6 +4,14 @@ import * as createOutbox from "./20261122110000_create_outbox.js";
 import * as keepOutbox from "./20261122230000_keep_outbox_until_fanned_out.js";
 import * as traceContext from "./20261124120000_trace_context.js";
 import * as recoveries from "./20261124150000_recoveries.js";
+import * as publishEvent from "./20261124180000_publish_event_function.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
-export const migrations: Migration[] = [createWebhooks, createOutbox, keepOutbox, traceContext, recoveries];
+export const migrations: Migration[] = [
+  createWebhooks,
+  createOutbox,
+  keepOutbox,
+  traceContext,
+  recoveries,
+  publishEvent,
+];

@@ -1,7 +1,6 @@
-import { UnavailableError } from "@platform/service-kit/errors";
 import { IDEMPOTENCY_TABLE } from "@platform/service-kit/idempotency";
-import pg from "pg";
-import type { Knex } from "@platform/service-kit/postgres";
+import type pg from "pg";
+import { inTransaction, preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import type { ChannelOutcome } from "../domain/channel-provider.js";
 import type { DeliveryState, NotificationType } from "../domain/notification.js";
 import { sendRefusalError, type SendRefusal } from "../domain/send-preconditions.js";
@@ -132,18 +131,12 @@ interface TranscriptRow {
   updated_at: Date;
 }
 
-/** A prepared statement: `?` placeholders become $1..$n; the name makes pg prepare it once per connection. */
-function statement(name: string, text: string): { name: string; text: string } {
-  let n = 0;
-  return { name, text: text.replace(/\?/g, () => `$${++n}`) };
-}
-
-const recordSendSql = statement(
+const recordSendSql = preparedStatement(
   "notify_record_send",
   "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 
-const outcomeSql = statement(
+const outcomeSql = preparedStatement(
   "notify_send_outcome",
   `with command as (
              update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
@@ -177,63 +170,19 @@ const outcomeSql = statement(
            select (select count(*) from command) as commands`,
 );
 
+/** A repeat reads the key's claim: who holds it, for which request, with which result. */
+const findClaimSql = preparedStatement(
+  "notify_find_claim",
+  `select fingerprint, state, result, locked_until < now() as lease_expired from ${IDEMPOTENCY_TABLE}
+   where scope = ? and key = ?`,
+);
+
 /** record_send's answer: recorded, claimed (the key is held), or the refusal (domain/send-preconditions.ts). */
 type RecordOutcome = "recorded" | "claimed" | SendRefusal;
 
-/** One autocommitted prepared statement on the send pool. */
-async function query<R extends object>(
-  pool: pg.Pool,
-  prepared: { name: string; text: string },
-  values: unknown[],
-): Promise<{ rows: R[] }> {
-  try {
-    return await pool.query<R>({ ...prepared, values });
-  } catch (error) {
-    if (error instanceof Error && /timeout exceeded when trying to connect/.test(error.message)) {
-      throw new UnavailableError("the database is not reachable", error);
-    }
-    throw error;
-  }
-}
-
-async function run<R extends object = object>(
-  client: pg.PoolClient,
-  query: { name: string; text: string },
-  values: unknown[],
-): Promise<{ rows: R[] }> {
-  return client.query<R>({ ...query, values });
-}
-
 /**
- * BEGIN, `work`, COMMIT on one pooled connection; ROLLBACK on any error. A connection that
- * failed is discarded rather than returned to the pool.
- */
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw new UnavailableError("the database is not reachable", error);
-  }
-  let broken = false;
-  try {
-    await client.query("begin");
-    const result = await work(client);
-    await client.query("commit");
-    return result;
-  } catch (error) {
-    await client.query("rollback").catch(() => {
-      broken = true;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
-
-/**
- * The send path (record, complete) runs prepared statements on a pg pool of its own; the rest
- * (repeats, settling, transcripts) uses knex.
+ * The send path (record, complete, and a repeat's findClaim) runs prepared statements on a pg pool
+ * of its own; the rest (settling, transcripts) uses knex.
  */
 export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventOutbox): NotificationStore {
   return {
@@ -255,7 +204,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         });
       const warn = threshold("80_percent");
       const full = threshold("100_percent");
-      const { rows } = await query<{
+      const rows = await queryRows<{
         outcome: RecordOutcome;
         recorded_at: Date;
         month_sends: number | null;
@@ -298,12 +247,12 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     },
 
     async findClaim(tenantId, idempotencyKey) {
-      const row = await db(IDEMPOTENCY_TABLE)
-        .first<
-          | { fingerprint: string; state: ExistingClaim["state"]; result: StoredSend | null; lease_expired: boolean }
-          | undefined
-        >("fingerprint", "state", "result", db.raw("locked_until < now() as lease_expired"))
-        .where({ scope: tenantId, key: idempotencyKey });
+      const [row] = await queryRows<{
+        fingerprint: string;
+        state: ExistingClaim["state"];
+        result: StoredSend | null;
+        lease_expired: boolean;
+      }>(pool, findClaimSql, [tenantId, idempotencyKey]);
       return (
         row && { fingerprint: row.fingerprint, state: row.state, result: row.result, leaseExpired: row.lease_expired }
       );
@@ -312,7 +261,10 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async complete(send, outcome, provider, result) {
       const state: DeliveryState = outcome.kind;
       const refused = outcome.kind === "failed";
-      // One statement in its own transaction. A refusal (nothing was sent) gives the allowance
+      // One statement in its own explicit transaction (BEGIN, statement, COMMIT), not autocommitted:
+      // if notify dies while the statement waits, the outcome is not recorded and the key settles
+      // as unknown (an autocommitted statement would still commit without us; gateway test
+      // notifications.test.ts "killed before recording the outcome" holds this). A refusal (nothing was sent) gives the allowance
       // back and releases the key, so the partner may retry with the same key once the cause is
       // fixed; sent and unknown complete the key with the result a repeat replays.
       // The outcome's event (notification.sent|unknown|failed) goes to the outbox in the same
@@ -333,8 +285,8 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           created_at: result.createdAt,
         },
       });
-      await inTransaction(pool, async (client) => {
-        await run(client, outcomeSql, [
+      await inTransaction(pool, async (run) => {
+        await run(outcomeSql, [
           state,
           refused ? outcome.code : null,
           refused ? outcome.providerCode : null,

@@ -3,7 +3,7 @@
  * stream in the caller's transaction, and the cursor-paged reads. Every write is guarded by the
  * stream sequence, so applying events twice, or out of order, gives the same rows.
  */
-import { consumeFromOutbox } from "@platform/service-kit/outbox";
+import { outboxTable } from "@platform/service-kit/outbox";
 import type { Knex } from "@platform/service-kit/postgres";
 import { attentionItemId, projectEvent, type ProjectedEvent } from "../domain/projection.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
@@ -29,72 +29,87 @@ export async function lockExclusive(trx: Knex.Transaction): Promise<void> {
 }
 
 /**
+ * One event in one statement (one round trip, not one per table): its kept outbox row deleted,
+ * the event recorded once (dedupe by id), and only when it is new, its activity entry and its
+ * work and attention changes (each guarded by the stream sequence).
+ */
+const applyEventSql = `
+  with consumed as (
+    delete from ${outboxTable} where event_id = ?
+  ), recorded as (
+    insert into projection_events (event_id, seq, tenant_id, type) values (?, ?, ?, ?)
+    on conflict (event_id) do nothing
+    returning event_id
+  ), activity as (
+    insert into projection_activity
+      (tenant_id, event_id, seq, type, occurred_at, subject_kind, subject_id, reason_code, state, actor)
+    select ?, ?, ?::bigint, ?, ?::timestamptz, ?, ?, ?, ?, ? from recorded
+    on conflict (tenant_id, event_id) do nothing
+  ), work as (
+    insert into projection_work (tenant_id, notification_id, type, state, reason_code, created_at, updated_at, seq)
+    select ?, ?, ?, ?, ?, ?::timestamptz, ?::timestamptz, ?::bigint from recorded where ?::boolean
+    on conflict (tenant_id, notification_id) do update
+      set type = excluded.type, state = excluded.state, reason_code = excluded.reason_code,
+          updated_at = excluded.updated_at, seq = excluded.seq
+      where projection_work.seq < excluded.seq
+  ), attention as (
+    insert into projection_attention
+      (tenant_id, id, kind, subject_id, reason_code, cause, opened_at, event_id, open, seq)
+    select ?, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?::boolean, ?::bigint from recorded where ?::boolean
+    on conflict (tenant_id, id) do update
+      set reason_code = excluded.reason_code, cause = excluded.cause, opened_at = excluded.opened_at,
+          event_id = excluded.event_id, open = excluded.open, seq = excluded.seq
+      where projection_attention.seq < excluded.seq
+  )
+  select count(*)::int as recorded from recorded`;
+
+/**
  * Records one event (once) and applies it to work, attention and activity; removes its kept
  * outbox row. Returns false when the event was already recorded (nothing changed).
  */
 export async function applyEvent(trx: Knex.Transaction, event: ProjectedEvent, seq: number): Promise<boolean> {
-  await consumeFromOutbox(trx, event.id);
-  const recorded = await trx("projection_events")
-    .insert({ event_id: event.id, seq, tenant_id: event.tenantId, type: event.type })
-    .onConflict("event_id")
-    .ignore()
-    .returning("event_id");
-  if (recorded.length === 0) return false;
   const projection = projectEvent(event);
   const a = projection.activity;
-  await trx("projection_activity")
-    .insert({
-      tenant_id: event.tenantId,
-      event_id: a.eventId,
-      seq,
-      type: a.type,
-      occurred_at: a.occurredAt,
-      subject_kind: a.subjectKind,
-      subject_id: a.subjectId,
-      reason_code: a.reasonCode,
-      state: a.state,
-      actor: a.actor,
-    })
-    .onConflict(["tenant_id", "event_id"])
-    .ignore();
-  if (projection.work) {
-    const w = projection.work;
-    await trx.raw(
-      `insert into projection_work (tenant_id, notification_id, type, state, reason_code, created_at, updated_at, seq)
-       values (?, ?, ?, ?, ?, ?, ?, ?)
-       on conflict (tenant_id, notification_id) do update
-         set type = excluded.type, state = excluded.state, reason_code = excluded.reason_code,
-             updated_at = excluded.updated_at, seq = excluded.seq
-         where projection_work.seq < excluded.seq`,
-      [event.tenantId, w.notificationId, w.type, w.state, w.reasonCode, w.createdAt, event.occurredAt, seq],
-    );
-  }
-  if (projection.attention) {
-    const c = projection.attention;
-    const id = attentionItemId(c.kind, c.subjectId);
-    await trx.raw(
-      `insert into projection_attention
-         (tenant_id, id, kind, subject_id, reason_code, cause, opened_at, event_id, open, seq)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       on conflict (tenant_id, id) do update
-         set reason_code = excluded.reason_code, cause = excluded.cause, opened_at = excluded.opened_at,
-             event_id = excluded.event_id, open = excluded.open, seq = excluded.seq
-         where projection_attention.seq < excluded.seq`,
-      [
-        event.tenantId,
-        id,
-        c.kind,
-        c.subjectId,
-        c.open ? c.reasonCode : "",
-        c.open ? c.cause : "",
-        event.occurredAt,
-        event.id,
-        c.open,
-        seq,
-      ],
-    );
-  }
-  return true;
+  const w = projection.work;
+  const c = projection.attention;
+  const { rows } = await trx.raw<{ rows: { recorded: number }[] }>(applyEventSql, [
+    event.id,
+    event.id,
+    seq,
+    event.tenantId,
+    event.type,
+    event.tenantId,
+    a.eventId,
+    seq,
+    a.type,
+    a.occurredAt,
+    a.subjectKind,
+    a.subjectId,
+    a.reasonCode,
+    a.state,
+    a.actor,
+    event.tenantId,
+    w?.notificationId ?? null,
+    w?.type ?? null,
+    w?.state ?? null,
+    w?.reasonCode ?? null,
+    w?.createdAt ?? null,
+    event.occurredAt,
+    seq,
+    w !== undefined,
+    event.tenantId,
+    c ? attentionItemId(c.kind, c.subjectId) : null,
+    c?.kind ?? null,
+    c?.subjectId ?? null,
+    c ? (c.open ? c.reasonCode : "") : null,
+    c ? (c.open ? c.cause : "") : null,
+    event.occurredAt,
+    event.id,
+    c?.open ?? null,
+    seq,
+    c !== undefined,
+  ]);
+  return rows[0]!.recorded > 0;
 }
 
 /** Empties every projection (a rebuild, under the exclusive lock). */

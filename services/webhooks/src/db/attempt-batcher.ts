@@ -9,7 +9,7 @@
  * next turn of the event loop); under load batches grow by themselves, and the commits (and
  * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
  */
-import type { Knex } from "@platform/service-kit/postgres";
+import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import { errorClassOf } from "../domain/attempt-outcome.js";
 import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 import {
@@ -112,20 +112,45 @@ export function createAttemptBatcher(db: Knex, options: AttemptBatcherOptions = 
     });
 }
 
+/** The batch's deliveries with their endpoint's pause, locked in id order. */
+const lockDeliveriesSql = preparedStatement(
+  "webhooks_attempts_lock",
+  `select d.id, d.endpoint_id, d.tenant_id, d.status, d.attempts, d.attempts_total, d.next_attempt_at, d.created_at,
+          d.generation, d.traceparent, e.paused
+     from deliveries d join endpoints e on e.id = d.endpoint_id
+    where d.id = any(?::text[])
+    order by d.id
+      for update of d`,
+);
+
+/** The attempt rows and the deliveries' new states (one row of each per attempt, same order). */
+const recordAttemptsSql = preparedStatement(
+  "webhooks_attempts_record",
+  `with v as (
+     select * from unnest(?::text[], ?::text[], ?::int[], ?::timestamptz[], ?::int[], ?::boolean[], ?::int[],
+                          ?::text[], ?::bytea[], ?::boolean[], ?::text[], ?::int[], ?::timestamptz[])
+       as v(delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code, error,
+            response_body, response_body_truncated, status, attempts, next_attempt_at)
+   ), inserted as (
+     insert into attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code,
+                           error, response_body, response_body_truncated)
+     select delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code, error,
+            response_body, response_body_truncated from v
+   )
+   update deliveries d
+      set status = v.status, attempts = v.attempts, attempts_total = v.number,
+          next_attempt_at = v.next_attempt_at, leased_until = null,
+          last_status_code = v.status_code, last_error = v.error, updated_at = now()
+     from v
+    where d.id = v.delivery_id`,
+);
+
 async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): Promise<(RecordedAttempt | Error)[]> {
   return db.transaction(async (trx) => {
     const ids = batch.map((item) => item.deliveryId);
-    const locked = await trx.raw<{ rows: LockedRow[] }>(
-      `select d.id, d.endpoint_id, d.tenant_id, d.status, d.attempts, d.attempts_total, d.next_attempt_at, d.created_at,
-              d.generation, d.traceparent, e.paused
-         from deliveries d join endpoints e on e.id = d.endpoint_id
-        where d.id = any(?::text[])
-        order by d.id
-          for update of d`,
-      [ids],
-    );
-    const rows = new Map(locked.rows.map((row) => [row.id, row]));
-    const attempts: Record<string, unknown>[] = [];
+    const locked = await queryRows<LockedRow>(trx, lockDeliveriesSql, [ids]);
+    const rows = new Map(locked.map((row) => [row.id, row]));
+    const attempts: ReturnType<typeof attemptRowOf>[] = [];
     const updates: {
       id: string;
       status: DeliveryStatus;
@@ -188,26 +213,22 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
       };
     });
     if (attempts.length > 0) {
-      await trx("attempts").insert(attempts);
-      await trx.raw(
-        `update deliveries d
-            set status = v.status, attempts = v.attempts, attempts_total = v.attempts_total,
-                next_attempt_at = v.next_attempt_at, leased_until = null,
-                last_status_code = v.last_status_code, last_error = v.last_error, updated_at = now()
-           from unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::timestamptz[], ?::int[], ?::text[])
-                  as v(id, status, attempts, attempts_total, next_attempt_at, last_status_code, last_error)
-          where d.id = v.id`,
-        [
-          updates.map((u) => u.id),
-          updates.map((u) => u.status),
-          updates.map((u) => u.attempts),
-          updates.map((u) => u.attemptsTotal),
-          updates.map((u) => u.nextAttemptAt),
-          updates.map((u) => u.statusCode),
-          updates.map((u) => u.error),
-          // Arrays with nulls: pg sends each as one array parameter; knex's types do not list them.
-        ] as unknown as readonly Knex.RawBinding[],
-      );
+      // One statement: the attempt rows and the deliveries' new states.
+      await queryRows(trx, recordAttemptsSql, [
+        attempts.map((a) => a.delivery_id),
+        attempts.map((a) => a.endpoint_id),
+        attempts.map((a) => a.number),
+        attempts.map((a) => a.attempted_at),
+        attempts.map((a) => a.duration_ms),
+        attempts.map((a) => a.succeeded),
+        attempts.map((a) => a.status_code),
+        attempts.map((a) => a.error),
+        attempts.map((a) => a.response_body),
+        attempts.map((a) => a.response_body_truncated),
+        updates.map((u) => u.status),
+        updates.map((u) => u.attempts),
+        updates.map((u) => u.nextAttemptAt),
+      ]);
     }
     await pauseDeadLetteredEndpoints(
       trx,

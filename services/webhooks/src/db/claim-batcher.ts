@@ -5,7 +5,7 @@
  * batches), and every job the batch did not claim goes through the store's own claim, which
  * also tells a stale job from a leased one. Same lease and answers as AttemptStore.claim.
  */
-import type { Knex } from "@platform/service-kit/postgres";
+import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../domain/delivery-job.js";
 import {
   claimedDeliveryOf,
@@ -82,21 +82,27 @@ export function withBatchedClaims(store: AttemptStore, db: Knex, maxBatch = 128)
   };
 }
 
+const claimBatchSql = preparedStatement(
+  "webhooks_claim_batch",
+  `with jobs as (select * from unnest(?::text[], ?::int[]) as j(id, generation)),
+        free as (
+          select d.id from deliveries d join jobs j on j.id = d.id and j.generation = d.generation
+           where d.status in ('pending', 'awaiting_retry')
+             and (d.leased_until is null or d.leased_until < now())
+           order by d.id
+             for update of d skip locked)
+   update deliveries d
+      set leased_until = now() + make_interval(secs => ?::double precision / 1000)
+     from free, endpoints e
+    where d.id = free.id and e.id = d.endpoint_id
+returning ${claimReturning}`,
+);
+
 async function claimBatch(db: Knex, batch: Pending[], leaseMs: number): Promise<Map<string, ClaimRow>> {
-  const claimed = await db.raw<{ rows: ClaimRow[] }>(
-    `with jobs as (select * from unnest(?::text[], ?::int[]) as j(id, generation)),
-          free as (
-            select d.id from deliveries d join jobs j on j.id = d.id and j.generation = d.generation
-             where d.status in ('pending', 'awaiting_retry')
-               and (d.leased_until is null or d.leased_until < now())
-             order by d.id
-               for update of d skip locked)
-     update deliveries d
-        set leased_until = now() + make_interval(secs => ?::double precision / 1000)
-       from free, endpoints e
-      where d.id = free.id and e.id = d.endpoint_id
-  returning ${claimReturning}`,
-    [batch.map((item) => item.job.deliveryId), batch.map((item) => item.job.generation), leaseMs],
-  );
-  return new Map(claimed.rows.map((row) => [row.id, row]));
+  const rows = await queryRows<ClaimRow>(db, claimBatchSql, [
+    batch.map((item) => item.job.deliveryId),
+    batch.map((item) => item.job.generation),
+    leaseMs,
+  ]);
+  return new Map(rows.map((row) => [row.id, row]));
 }

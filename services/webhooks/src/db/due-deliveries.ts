@@ -14,6 +14,15 @@ export async function firstJobsOfEvent(db: Knex, eventId: string): Promise<Deliv
   return due.map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id }));
 }
 
+/** firstJobsOfEvent for several events, one statement. */
+export async function firstJobsOfEvents(db: Knex, eventIds: readonly string[]): Promise<DeliveryJob[]> {
+  const due = await db("deliveries")
+    .whereIn("event_id", eventIds)
+    .andWhere({ status: "pending", attempts_total: 0 })
+    .select<{ id: string; generation: number; endpoint_id: string }[]>("id", "generation", "endpoint_id");
+  return due.map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id }));
+}
+
 /**
  * Up to `limit` deliveries that are due (pending or awaiting_retry), overdue by more than
  * `overdueMs` and not leased: each gets a new generation; returns the jobs of the new ones.

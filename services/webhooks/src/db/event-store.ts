@@ -2,8 +2,9 @@
  * The events table: the fan-out's record of an event with its deliveries, and EventService's
  * check that an event it publishes is new (its outbox row written in the same transaction).
  */
-import { appendToOutbox, consumeFromOutbox, type OutboxEntry } from "@platform/service-kit/outbox";
-import type { Knex } from "@platform/service-kit/postgres";
+import { consumeFromOutbox, type OutboxEntry } from "@platform/service-kit/outbox";
+import { inTransaction, preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
+import type { DeliveryJob } from "../domain/delivery-job.js";
 import { newDelivery } from "../domain/delivery-state.js";
 import { buildEnvelope, serializeEnvelope, type PlatformEvent } from "../domain/envelope.js";
 import { matchesFilters } from "../domain/event-catalog.js";
@@ -54,31 +55,7 @@ export function recordEvent(
       .where({ tenant_id: event.tenant })
       .whereNull("deleted_at")
       .select<EndpointRow[]>("id", "event_types", "api_version", "paused");
-    const now = new Date();
-    const rows = endpoints
-      .filter((endpoint) => matchesFilters(event.type, endpoint.event_types))
-      .map((endpoint) => {
-        const state = newDelivery({ now, endpointPaused: endpoint.paused });
-        const body = serializeEnvelope(buildEnvelope(event, { apiVersion: endpoint.api_version, livemode }));
-        return {
-          id: newDeliveryId(),
-          tenant_id: event.tenant,
-          endpoint_id: endpoint.id,
-          event_id: event.id,
-          event_type: event.type,
-          livemode,
-          payload: body.toString("utf8"),
-          status: state.status,
-          attempts: 0,
-          attempts_total: 0,
-          next_attempt_at: state.nextAttemptAt,
-          generation: 1,
-          // The fan-out's trace context: every attempt of this delivery is a span in the event's trace.
-          ...(traceparent ? { traceparent } : {}),
-          created_at: now,
-          updated_at: now,
-        };
-      });
+    const rows = deliveryRowsOf(event, endpoints, { now: new Date(), livemode, traceparent });
     if (rows.length === 0) return { newEvent: true, deliveries: 0 };
     const created = await trx("deliveries")
       .insert(rows)
@@ -89,25 +66,190 @@ export function recordEvent(
   });
 }
 
+interface DeliveryRow {
+  id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  livemode: boolean;
+  payload: string;
+  status: string;
+  attempts: number;
+  attempts_total: number;
+  next_attempt_at: Date | null;
+  generation: number;
+  traceparent?: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
 /**
- * EventService's publish, in one transaction: the outbox row of an event this service has not
- * recorded yet. False when it adds nothing (the event was fanned out already, or its outbox row
- * is there).
+ * The deliveries of a new event: one per matching endpoint, each with its exact request body
+ * (the body is the same for every endpoint on the same API version: encoded once per version).
  */
-export function appendNewEventToOutbox(db: Knex, eventId: string, entry: OutboxEntry): Promise<boolean> {
-  return db.transaction(async (trx) => {
-    // Already fanned out (the fan-out removes the outbox row): nothing new to publish.
-    const known = await trx("events").where({ id: eventId }).first<{ id: string } | undefined>("id");
-    if (known) return false;
-    const added = await appendToOutbox(trx, entry);
-    if (!added) return false;
-    // The fan-out may have recorded the event and deleted its outbox row after the check above
-    // (this insert then waited for that commit): a new row would be an orphan the fan-out
-    // never removes, its publish dropped by the stream as a duplicate. This statement sees
-    // that commit.
-    const recorded = await trx("events").where({ id: eventId }).first<{ id: string } | undefined>("id");
-    if (!recorded) return true;
-    await trx("outbox").where({ event_id: eventId }).delete();
-    return false;
+function deliveryRowsOf(
+  event: PlatformEvent,
+  endpoints: readonly EndpointRow[],
+  { now, livemode, traceparent }: { now: Date; livemode: boolean; traceparent?: string | undefined },
+): DeliveryRow[] {
+  const bodies = new Map<string, string>();
+  return endpoints
+    .filter((endpoint) => matchesFilters(event.type, endpoint.event_types))
+    .map((endpoint) => {
+      const state = newDelivery({ now, endpointPaused: endpoint.paused });
+      let body = bodies.get(endpoint.api_version);
+      if (body === undefined) {
+        body = serializeEnvelope(buildEnvelope(event, { apiVersion: endpoint.api_version, livemode })).toString("utf8");
+        bodies.set(endpoint.api_version, body);
+      }
+      return {
+        id: newDeliveryId(),
+        tenant_id: event.tenant,
+        endpoint_id: endpoint.id,
+        event_id: event.id,
+        event_type: event.type,
+        livemode,
+        payload: body,
+        status: state.status,
+        attempts: 0,
+        attempts_total: 0,
+        next_attempt_at: state.nextAttemptAt,
+        generation: 1,
+        // The fan-out's trace context: every attempt of this delivery is a span in the event's trace.
+        ...(traceparent ? { traceparent } : {}),
+        created_at: now,
+        updated_at: now,
+      };
+    });
+}
+
+/** One event of a batch for recordEvents, with the trace context of its fan-out. */
+export interface EventToRecord {
+  event: PlatformEvent;
+  traceparent?: string | undefined;
+}
+
+/** What recordEvents did with one event of the batch. */
+export interface RecordedBatchEvent extends RecordedEvent {
+  /** Its deliveries created now that are pending (not held): the jobs to enqueue. */
+  jobs: DeliveryJob[];
+}
+
+/**
+ * The events and their outbox rows: a new event's row with the tenant's live endpoints (one row
+ * per endpoint; null when it has none), the outbox rows of every event of the batch removed.
+ */
+const recordEventsSql = preparedStatement(
+  "webhooks_record_events",
+  `with inserted as (
+     insert into events (id, tenant_id, type, occurred_at, data, livemode)
+     select * from unnest(?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::jsonb[], ?::boolean[])
+     on conflict (id) do nothing
+     returning id, tenant_id
+   ), consumed as (
+     delete from outbox where event_id = any(?::text[])
+   )
+   select i.id as event_id, e.id, e.event_types, e.api_version, e.paused
+     from inserted i left join endpoints e on e.tenant_id = i.tenant_id and e.deleted_at is null`,
+);
+
+const insertDeliveriesSql = preparedStatement(
+  "webhooks_insert_deliveries",
+  `insert into deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status, attempts,
+                          attempts_total, next_attempt_at, generation, traceparent, created_at, updated_at)
+   select id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status, 0, 0, next_attempt_at, 1,
+          traceparent, created_at, created_at
+     from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::text[],
+                 ?::timestamptz[], ?::text[], ?::timestamptz[])
+            as v(id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status, next_attempt_at,
+                 traceparent, created_at)
+   on conflict (event_id, endpoint_id) do nothing
+   returning id, generation, endpoint_id, event_id, status`,
+);
+
+/**
+ * recordEvent for a batch (one fetch of the fan-out), in one transaction of two statements: the
+ * new events and the removal of every outbox row of the batch, then the deliveries of the new
+ * events. Same rows as recordEvent event by event; an event already there (a redelivery) adds
+ * nothing and has no jobs here (firstJobsOfEvents finds them).
+ */
+export function recordEvents(
+  db: Knex,
+  batch: readonly EventToRecord[],
+  { livemode }: { livemode: boolean },
+): Promise<RecordedBatchEvent[]> {
+  return inTransaction(db, async (run) => {
+    const events = batch.map((item) => item.event);
+    const found = await run<EndpointRow & { event_id: string; id: string | null }>(recordEventsSql, [
+      events.map((event) => event.id),
+      events.map((event) => event.tenant),
+      events.map((event) => event.type),
+      events.map((event) => event.occurredAt),
+      events.map((event) => JSON.stringify(event.object)),
+      events.map(() => livemode),
+      events.map((event) => event.id),
+    ]);
+    const endpointsOf = new Map<string, EndpointRow[]>();
+    for (const row of found) {
+      const endpoints = endpointsOf.get(row.event_id) ?? [];
+      if (row.id !== null) endpoints.push(row);
+      endpointsOf.set(row.event_id, endpoints);
+    }
+    const now = new Date();
+    const rows = batch.flatMap(({ event, traceparent }) => {
+      const endpoints = endpointsOf.get(event.id);
+      return endpoints ? deliveryRowsOf(event, endpoints, { now, livemode, traceparent }) : [];
+    });
+    const created =
+      rows.length === 0
+        ? []
+        : await run<{ id: string; generation: number; endpoint_id: string; event_id: string; status: string }>(
+            insertDeliveriesSql,
+            [
+              rows.map((row) => row.id),
+              rows.map((row) => row.tenant_id),
+              rows.map((row) => row.endpoint_id),
+              rows.map((row) => row.event_id),
+              rows.map((row) => row.event_type),
+              rows.map((row) => row.livemode),
+              rows.map((row) => row.payload),
+              rows.map((row) => row.status),
+              rows.map((row) => row.next_attempt_at),
+              rows.map((row) => row.traceparent ?? null),
+              rows.map((row) => row.created_at),
+            ],
+          );
+    return events.map((event) => {
+      const mine = created.filter((row) => row.event_id === event.id);
+      return {
+        newEvent: endpointsOf.has(event.id),
+        deliveries: mine.length,
+        jobs: mine
+          .filter((row) => row.status === "pending")
+          .map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id })),
+      };
+    });
   });
 }
+
+/**
+ * EventService's publish, one statement (publish_event_to_outbox, in the migration), one commit:
+ * the outbox row of an event this service has not recorded yet. False when it adds nothing (the
+ * event was fanned out already, or its outbox row is there). A fan-out that records the event
+ * while the insert waits for its outbox row is seen, and the row is not left behind as an orphan.
+ */
+export async function appendNewEventToOutbox(db: Knex, eventId: string, entry: OutboxEntry): Promise<boolean> {
+  const [row] = await queryRows<{ appended: boolean }>(db, publishEventSql, [
+    eventId,
+    entry.subject,
+    Buffer.from(entry.payload),
+    entry.traceparent ?? null,
+  ]);
+  return row?.appended === true;
+}
+
+const publishEventSql = preparedStatement(
+  "webhooks_publish_event",
+  "select publish_event_to_outbox(?, ?, ?, ?) as appended",
+);

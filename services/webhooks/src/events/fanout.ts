@@ -22,14 +22,15 @@ import {
   startSpan,
   traceparentOf,
   withTraceId,
+  type Span,
   type Tracer,
 } from "@platform/service-kit/tracing";
 import type { Knex } from "@platform/service-kit/postgres";
 import { startPullLoop } from "@platform/service-kit/nats";
 import type { JetStreamClient, JsMsg } from "nats";
 import type { Counter } from "prom-client";
-import { firstJobsOfEvent } from "../db/due-deliveries.js";
-import { recordEvent } from "../db/event-store.js";
+import { firstJobsOfEvent, firstJobsOfEvents } from "../db/due-deliveries.js";
+import { recordEvent, recordEvents, type RecordedBatchEvent } from "../db/event-store.js";
 import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import type { PlatformEvent } from "../domain/envelope.js";
 import { findEventType } from "../domain/event-catalog.js";
@@ -130,8 +131,8 @@ export function startFanout(options: {
   const tracer = options.tracer ?? noTracing.tracer;
   const { logger } = options;
 
-  async function handle(msg: JsMsg): Promise<void> {
-    const message = classifyBusMessage(msg.data);
+  /** An internal fact (acked, its outbox row removed) or an invalid message (terminated). */
+  async function setAside(msg: JsMsg, message: Exclude<BusMessage, { kind: "event" }>): Promise<void> {
     if (message.kind === "internal") {
       try {
         await consumeFromOutbox(options.db, message.id);
@@ -143,37 +144,88 @@ export function startFanout(options: {
       }
       return;
     }
-    if (message.kind === "invalid") {
-      logger.error(
-        { subject: msg.subject, seq: msg.seq, problems: message.problems },
-        "an event on the bus cannot be delivered; dropped",
-      );
-      msg.term();
-      return;
-    }
-    const { event } = message;
+    logger.error(
+      { subject: msg.subject, seq: msg.seq, problems: message.problems },
+      "an event on the bus cannot be delivered; dropped",
+    );
+    msg.term();
+  }
+
+  interface Fanning {
+    msg: JsMsg;
+    event: PlatformEvent;
+    span: Span;
+    traceparent: string | undefined;
+  }
+
+  function begin(msg: JsMsg, event: PlatformEvent): Fanning {
     const span = startSpan(tracer, "webhooks.fanout", traceparentOfMessage(msg), {
       kind: SpanKind.CONSUMER,
       attributes: { "webhooks.event_id": event.id, "webhooks.event_type": event.type },
     });
-    const traceparent = traceparentOf(span);
-    const log = withTraceId(logger, traceparent);
+    return { msg, event, span, traceparent: traceparentOf(span) };
+  }
+
+  function done(item: Fanning, result: FanOutResult): void {
+    item.span.setAttribute("webhooks.deliveries_created", result.deliveries);
+    if (result.newEvent) options.metrics.eventsFannedOut.inc();
+    const { event } = item;
+    withTraceId(logger, item.traceparent).debug(
+      { eventId: event.id, type: event.type, tenant: event.tenant, ...result, jobs: result.jobs.length },
+      "event fanned out",
+    );
+    item.msg.ack();
+    item.span.end();
+  }
+
+  function failed(item: Fanning, error: unknown): void {
+    withTraceId(logger, item.traceparent).warn(
+      { err: error, eventId: item.event.id },
+      "fan-out failed; the event comes back",
+    );
+    item.span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
+    item.msg.nak(retryDelayMs);
+    item.span.end();
+  }
+
+  /** One event alone (the old way): when its batch failed, so one bad event fails only itself. */
+  async function fanOutAlone(item: Fanning): Promise<void> {
     try {
-      const result = await fanOutEvent(options.db, options.queue, event, { traceparent });
-      span.setAttribute("webhooks.deliveries_created", result.deliveries);
-      if (result.newEvent) options.metrics.eventsFannedOut.inc();
-      log.debug(
-        { eventId: event.id, type: event.type, tenant: event.tenant, ...result, jobs: result.jobs.length },
-        "event fanned out",
-      );
-      msg.ack();
+      done(item, await fanOutEvent(options.db, options.queue, item.event, { traceparent: item.traceparent }));
     } catch (error) {
-      log.warn({ err: error, eventId: event.id }, "fan-out failed; the event comes back");
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
-      msg.nak(retryDelayMs);
-    } finally {
-      span.end();
+      failed(item, error);
     }
+  }
+
+  /**
+   * The events of one fetch: recorded in one transaction (recordEvents), their jobs enqueued
+   * together, then each acked. A batch that fails is done again event by event.
+   */
+  async function fanOutBatch(items: Fanning[]): Promise<void> {
+    if (items.length === 0) return;
+    let recorded: RecordedBatchEvent[];
+    try {
+      recorded = await recordEvents(
+        options.db,
+        items.map((item) => ({ event: item.event, traceparent: item.traceparent })),
+        { livemode: true },
+      );
+    } catch (error) {
+      logger.debug({ err: error, events: items.length }, "fanning out a batch failed; one event at a time");
+      await Promise.all(items.map(fanOutAlone));
+      return;
+    }
+    try {
+      // A redelivered event: its deliveries still pending and never attempted get their jobs again.
+      const again = items.filter((_, i) => !recorded[i]!.newEvent).map((item) => item.event.id);
+      const jobs = recorded.flatMap((result) => result.jobs);
+      if (again.length > 0) jobs.push(...(await firstJobsOfEvents(options.db, again)));
+      await options.queue.enqueue(jobs);
+    } catch (error) {
+      for (const item of items) failed(item, error);
+      return;
+    }
+    items.forEach((item, i) => done(item, recorded[i]!));
   }
 
   // The messages of one fetch are handled side by side (events have no order to keep).
@@ -186,8 +238,30 @@ export function startFanout(options: {
     logger,
     what: "events",
     async onMessages(messages) {
+      // The events that arrived in the same turn of the event loop are one batch: a fetch does
+      // not wait for its last message before the first ones are fanned out.
       const handling: Promise<void>[] = [];
-      for await (const msg of messages) handling.push(handle(msg));
+      let batch: Fanning[] = [];
+      let scheduled = false;
+      const flush = () => {
+        scheduled = false;
+        if (batch.length === 0) return;
+        handling.push(fanOutBatch(batch));
+        batch = [];
+      };
+      for await (const msg of messages) {
+        const message = classifyBusMessage(msg.data);
+        if (message.kind !== "event") {
+          handling.push(setAside(msg, message));
+          continue;
+        }
+        batch.push(begin(msg, message.event));
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      }
+      flush();
       await Promise.all(handling);
     },
   });
