@@ -208,7 +208,8 @@ const transientNodeCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "
 /**
  * True for failures that mean "try again" rather than "this query is wrong": connection refused or
  * reset, Postgres shutting down or starting up (SQLSTATE class 08 and 57P0x), pool acquisition
- * timeouts, and a transaction Postgres rolled back to resolve a conflict (class 40: a deadlock or a
+ * timeouts, a connection refused for want of slots (53300: max_connections or a role's limit
+ * reached), and a transaction Postgres rolled back to resolve a conflict (class 40: a deadlock or a
  * serialization failure; nothing of it was applied). Callers answer these with UNAVAILABLE, never
  * INTERNAL.
  */
@@ -219,6 +220,7 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (typeof code === "string") {
     if (transientNodeCodes.has(code)) return true;
     if (code.startsWith("08") || code.startsWith("57P") || /^40[0-9A-Z]{3}$/.test(code)) return true;
+    if (code === "53300") return true;
   }
   return (
     typeof message === "string" &&

@@ -1,4 +1,5 @@
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDatabase, isTransientDatabaseError, queryRows, type Knex } from "../src/postgres.js";
 
@@ -66,5 +67,32 @@ describe("queryRows (real Postgres)", () => {
     expect(isTransientDatabaseError(failures[0])).toBe(true);
     expect(isTransientDatabaseError({ code: "40001" })).toBe(true);
     expect(isTransientDatabaseError({ code: "23505" })).toBe(false);
+  });
+
+  it("counts Postgres refusing a connection for want of slots (53300, too many connections) as transient", async () => {
+    // A role limited to one connection: its second is refused with the SQLSTATE a server at
+    // max_connections answers, without exhausting the shared server's slots (superusers are exempt
+    // from such limits, hence a plain role).
+    const role = `connlimit_${process.pid}_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: scratch.url });
+    await admin.connect();
+    const asRole = new URL(scratch.url);
+    asRole.username = role;
+    asRole.password = "";
+    const holder = new pg.Client({ connectionString: asRole.toString() });
+    const refused = new pg.Client({ connectionString: asRole.toString() });
+    try {
+      await admin.query(`create role "${role}" login connection limit 1`);
+      await holder.connect();
+      const error = await refused.connect().catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "53300" });
+      expect(isTransientDatabaseError(error)).toBe(true);
+      expect(isTransientDatabaseError({ code: "53100" })).toBe(false); // disk full: not a retry
+    } finally {
+      await holder.end().catch(() => undefined);
+      await refused.end().catch(() => undefined);
+      await admin.query(`drop role if exists "${role}"`);
+      await admin.end();
+    }
   });
 });
