@@ -190,6 +190,53 @@ describe("batched attempt records (real Postgres)", () => {
     expect(statements.filter((sql) => /^commit/i.test(sql)).length).toBeLessThanOrEqual(3);
   });
 
+  it("records the successes of a batch by one statement without a transaction, conditional on each delivery's state", async () => {
+    const endpointId = await endpoint();
+    const [pending, held, over] = await Promise.all([delivery(endpointId), delivery(endpointId), delivery(endpointId)]);
+    await db("deliveries").where({ id: held }).update({ status: "held", attempts: 2, attempts_total: 2 });
+    await db("deliveries").where({ id: over }).update({ status: "dead_lettered", attempts: 8, attempts_total: 8 });
+    statements.length = 0;
+    const [a, b, c] = await Promise.all([pending, held, over].map((id) => record(id, succeeded(), delays)));
+    expect(a).toMatchObject({ number: 1, status: "succeeded", nextAttemptAt: null, deadLettered: false });
+    expect(b).toMatchObject({ number: 3, status: "succeeded", nextAttemptAt: null, deadLettered: false });
+    // A delivery that reached a final status meanwhile keeps it; the attempt is still recorded.
+    expect(c).toMatchObject({ number: 9, status: "dead_lettered", deadLettered: false });
+    expect(statements.filter((sql) => /^(begin|commit)/i.test(sql))).toEqual([]);
+    const rows = await db("deliveries")
+      .whereIn("id", [pending, held, over])
+      .select("id", "status", "attempts", "attempts_total", "leased_until", "last_status_code", "last_error");
+    const byId = new Map(rows.map((r: { id: string }) => [r.id, r]));
+    expect(byId.get(pending)).toMatchObject({
+      status: "succeeded",
+      attempts: 1,
+      attempts_total: 1,
+      leased_until: null,
+    });
+    expect(byId.get(held)).toMatchObject({
+      status: "succeeded",
+      attempts: 3,
+      attempts_total: 3,
+      last_status_code: 200,
+    });
+    expect(byId.get(over)).toMatchObject({ status: "dead_lettered", attempts: 8, attempts_total: 9, last_error: null });
+    const attempts = await db("attempts")
+      .whereIn("delivery_id", [pending, held, over])
+      .select<{ delivery_id: string; number: number; succeeded: boolean; response_body: Buffer }[]>(
+        "delivery_id",
+        "number",
+        "succeeded",
+        "response_body",
+      );
+    expect(attempts.map((row) => [row.delivery_id, row.number, row.succeeded]).sort()).toEqual(
+      [
+        [pending, 1, true],
+        [held, 3, true],
+        [over, 9, true],
+      ].sort(),
+    );
+    expect(attempts[0]!.response_body.toString()).toBe("down");
+  });
+
   it("claims a fetch's jobs in one statement, answering claimed, stale and leased like the store", async () => {
     const store = withBatchedClaims(createAttemptStore(db), db);
     const endpointId = await endpoint();
