@@ -128,6 +128,14 @@ export interface OutboxRelayOptions {
    * publish. Absent: a row is deleted once the stream stored it.
    */
   republishAfterMs?: number;
+  /**
+   * While kicks keep coming, start a pass at most this often (default 0: at once after each
+   * kick). Every commit of a send kicks the relay; with a window, the events committed in it go in
+   * one pass (one transaction) instead of one pass each, at the cost of up to this much delay
+   * before an event reaches the stream. A kick after a quiet spell longer than the window still
+   * starts a pass at once.
+   */
+  gatherMs?: number;
 }
 
 interface OutboxRow {
@@ -246,9 +254,31 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   }
 
+  const gatherMs = options.gatherMs ?? 0;
+  /** Waits what is left of the gather window since the last pass began (stop ends it early). */
+  const gather = (sinceMs: number) =>
+    new Promise<void>((resolve) => {
+      const remaining = gatherMs - sinceMs;
+      if (remaining <= 0 || !running) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(done, remaining);
+      function done() {
+        clearTimeout(timer);
+        stopping = undefined;
+        resolve();
+      }
+      stopping = done;
+    });
+  let stopping: (() => void) | undefined;
+
   const loop = (async () => {
     let failures = 0;
+    let passStarted = -Infinity;
     while (running) {
+      if (kicked && gatherMs > 0) await gather(performance.now() - passStarted);
+      passStarted = performance.now();
       kicked = false;
       try {
         const rows = await pass();
@@ -277,6 +307,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     async stop() {
       running = false;
       wake?.();
+      stopping?.();
       await loop;
     },
   };
