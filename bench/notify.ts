@@ -29,7 +29,8 @@
  * more per second, the Postgres checkpoints and the commits per send during it; then (b). Targets (issue 19): notify
  * path >= 0.6 of (c); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run
  * (default 8), BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at this rate),
- * BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU profiles).
+ * BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU profiles),
+ * OUTBOX_GATHER (passed to notify: its relay's gather window, e.g. 0ms to A/B it in one checkout).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -330,7 +331,13 @@ async function main() {
     const notify = await startServiceProcess({
       name: "notify",
       entry: entry("notify"),
-      env: profiled({ ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", NOTIFY_CHANNEL_PROVIDER: "sandbox" }),
+      env: profiled({
+        ...common,
+        GRPC_HOST: "127.0.0.1",
+        GRPC_PORT: "0",
+        NOTIFY_CHANNEL_PROVIDER: "sandbox",
+        ...(process.env.OUTBOX_GATHER ? { OUTBOX_GATHER: process.env.OUTBOX_GATHER } : {}),
+      }),
     });
     processes.push(notify);
     const notifyAddr = `127.0.0.1:${notify.listening.grpcPort as number}`;
@@ -411,14 +418,25 @@ async function main() {
       await closedLoop(notifyLabel, notifyUrl, auth, 2);
       const rate = Number(process.env.BENCH_OPEN_RATE);
       await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
+      // Per loop: Postgres commits per send (this database), the server's checkpoints, and the CPU
+      // ms per send of the path's two processes (gateway + notify; Koa + grpc-js for (c)).
       for (let round = 0; round < 2; round++) {
-        for (const [label, url, headers] of [
-          [`notify path, open loop at ${rate}/s`, notifyUrl, auth],
-          [`floor (c), open loop at ${rate}/s`, floorCUrl, floorCAuth],
+        for (const [label, url, headers, pids] of [
+          [`notify path, open loop at ${rate}/s`, notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
+          [`floor (c), open loop at ${rate}/s`, floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
         ] as const) {
-          const open = await openLoop(label, url, headers, rate, durationSeconds);
+          const before = await commits(db);
+          const cpuBefore = pids.map(cpuSeconds);
+          const { result: open, checkpoints } = await checkpointsDuring(db, () =>
+            openLoop(label, url, headers, rate, durationSeconds),
+          );
+          const cpuMs = pids.map((pid, i) => (cpuSeconds(pid) - cpuBefore[i]!) * 1000);
+          const sent = open.sends + open.failures + Math.floor(rate);
+          const perSend = ((await commits(db)) - before) / sent;
           console.log(
-            `${label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed`,
+            `${label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed; ` +
+              `${perSend.toFixed(2)} commits per send, ${checkpoints} checkpoints, ` +
+              `CPU ms per send ${cpuMs.map((ms) => (ms / sent).toFixed(2)).join(" + ")}`,
           );
         }
       }

@@ -128,6 +128,14 @@ export interface OutboxRelayOptions {
    * publish. Absent: a row is deleted once the stream stored it.
    */
   republishAfterMs?: number;
+  /**
+   * While kicks keep coming, start a pass at most this often (default 0: at once after each
+   * kick). Every commit of a send kicks the relay; with a window, the events committed in it go in
+   * one pass (one transaction) instead of one pass each, at the cost of up to this much delay
+   * before an event reaches the stream. A kick after a quiet spell longer than the window still
+   * starts a pass at once.
+   */
+  gatherMs?: number;
 }
 
 interface OutboxRow {
@@ -139,8 +147,9 @@ interface OutboxRow {
 }
 
 /**
- * Starts the relay loop: in one transaction, lock the oldest rows (`for update skip locked`, so
- * several replicas share the work), publish them all and await every PubAck, delete them, commit.
+ * Starts the relay loop: in one transaction, take the oldest rows (one statement: locked `for
+ * update skip locked`, so several replicas share the work, and deleted or marked published),
+ * publish them all and await every PubAck, commit (a failed publish rolls the taking back).
  * Errors (NATS or Postgres unreachable) are logged and retried forever with a growing pause.
  * The outbox has its traceparent column (addOutboxTraceparent), sent as the message's header.
  */
@@ -191,31 +200,29 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
 
   const keep = options.republishAfterMs !== undefined;
-  // Kept rows: those never published, and those published long ago that no consumer removed.
-  // Prepared statements (parsed once per connection): the relay runs after every kicked commit.
-  const dueSql = keep
+  // One statement takes the due rows and marks (kept) or deletes them, in the pass's transaction:
+  // a failed publish rolls it back, so nothing is marked or lost. Kept rows: those never
+  // published, and those published long ago that no consumer removed. Prepared (parsed once per
+  // connection): the relay runs after every kicked commit.
+  const due = (filter: string) =>
+    `select seq from ${outboxTable} ${filter} order by seq limit ? for update skip locked`;
+  const returning = "returning seq, event_id, subject, payload, traceparent";
+  const takeSql = keep
     ? preparedStatement(
-        "outbox_relay_due_kept",
-        `select seq, event_id, subject, payload, traceparent from ${outboxTable}
-          where published_at is null or published_at < now() - make_interval(secs => ?::double precision / 1000)
-          order by seq limit ? for update skip locked`,
+        "outbox_relay_take_kept",
+        `update ${outboxTable} set published_at = now() where seq in (${due(
+          "where published_at is null or published_at < now() - make_interval(secs => ?::double precision / 1000)",
+        )}) ${returning}`,
       )
-    : preparedStatement(
-        "outbox_relay_due",
-        `select seq, event_id, subject, payload, traceparent from ${outboxTable} order by seq limit ? for update skip locked`,
-      );
-  const dueBindings = keep ? [options.republishAfterMs!] : [];
-  const doneSql = keep
-    ? preparedStatement(
-        "outbox_relay_mark_published",
-        `update ${outboxTable} set published_at = now() where seq = any(?::bigint[])`,
-      )
-    : preparedStatement("outbox_relay_delete_published", `delete from ${outboxTable} where seq = any(?::bigint[])`);
+    : preparedStatement("outbox_relay_take", `delete from ${outboxTable} where seq in (${due("")}) ${returning}`);
+  const takeBindings = keep ? [options.republishAfterMs!] : [];
 
   async function pass(): Promise<OutboxRow[]> {
     return inTransaction(options.db, async (run) => {
-      const rows = await run<OutboxRow>(dueSql, [...dueBindings, batchSize]);
+      const rows = await run<OutboxRow>(takeSql, [...takeBindings, batchSize]);
       if (rows.length === 0) return rows;
+      // Published in the outbox's order (the statement returns its rows in no set order).
+      rows.sort((a, b) => Number(a.seq) - Number(b.seq));
       await Promise.all(
         rows.map((row) => {
           let headers;
@@ -230,7 +237,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           });
         }),
       );
-      await run(doneSql, [rows.map((row) => row.seq)]);
       return rows;
     });
   }
@@ -246,9 +252,31 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   }
 
+  const gatherMs = options.gatherMs ?? 0;
+  /** Waits what is left of the gather window since the last pass began (stop ends it early). */
+  const gather = (sinceMs: number) =>
+    new Promise<void>((resolve) => {
+      const remaining = gatherMs - sinceMs;
+      if (remaining <= 0 || !running) {
+        resolve();
+        return;
+      }
+      const timer = setTimeout(done, remaining);
+      function done() {
+        clearTimeout(timer);
+        stopping = undefined;
+        resolve();
+      }
+      stopping = done;
+    });
+  let stopping: (() => void) | undefined;
+
   const loop = (async () => {
     let failures = 0;
+    let passStarted = -Infinity;
     while (running) {
+      if (kicked && gatherMs > 0) await gather(performance.now() - passStarted);
+      passStarted = performance.now();
       kicked = false;
       try {
         const rows = await pass();
@@ -277,6 +305,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     async stop() {
       running = false;
       wake?.();
+      stopping?.();
       await loop;
     },
   };

@@ -140,6 +140,43 @@ describe("the outbox and its relay (real Postgres and NATS)", () => {
     await eventually("the late event published", async () => (await db("outbox").pluck("event_id")).length === 0);
     expect((await jsm.streams.info(lateStream)).state.messages).toBe(1);
   });
+
+  it("with a gather window, publishes a kick after a quiet spell at once and the kicks that follow together", async () => {
+    await relay!.stop();
+    relay = startOutboxRelay({
+      db,
+      js: nc.jetstream(),
+      logger: createLogger("test", "silent"),
+      pollIntervalMs: 60_000,
+      gatherMs: 1_500,
+    });
+    // Its first pass (at start) opens a window; let it pass.
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    const append = (eventId: string) =>
+      db.transaction((trx) => appendToOutbox(trx, { eventId, subject: `${ns}kit.g`, payload: Buffer.from(eventId) }));
+    const before = (await jsm.streams.info(stream)).state.messages;
+    await append("g1");
+    const kicked = Date.now();
+    relay.kick();
+    await eventually("the first event published", async () => (await db("outbox").pluck("event_id")).length === 0);
+    expect(Date.now() - kicked).toBeLessThan(1_000);
+    await append("g2");
+    relay.kick();
+    await append("g3");
+    relay.kick();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Within the window of the first pass: both wait, for one pass.
+    expect((await db("outbox").orderBy("seq").pluck("event_id")).sort()).toEqual(["g2", "g3"]);
+    await eventually("the gathered events published", async () => (await db("outbox").pluck("event_id")).length === 0);
+    expect((await jsm.streams.info(stream)).state.messages).toBe(before + 3);
+    // stop() does not wait out a window.
+    await append("g4");
+    relay.kick();
+    const stopping = Date.now();
+    await relay.stop();
+    expect(Date.now() - stopping).toBeLessThan(1_000);
+    relay = undefined;
+  });
 });
 
 describe("an outbox kept until its consumer removes the event (real Postgres and NATS)", () => {

@@ -63,6 +63,13 @@ const schema = z
      * after this, so the polls show them at most this late (plus a fetch).
      */
     PROJECTIONS_ACK_WAIT: env.duration(30_000),
+    /**
+     * While sends flow, the outbox relay starts a pass at most this often, so the events committed
+     * meanwhile are published (and then projected) in one transaction rather than one each: fewer
+     * commits and less CPU per send, for up to this much more delay before an event reaches the
+     * stream, the webhooks and the poll reads. 0: a pass after every commit.
+     */
+    OUTBOX_GATHER: env.duration(25),
     /** The testing plan's sends per tenant and UTC month (issue 22; tests use a small one). */
     NOTIFY_TESTING_ALLOWANCE: env.positiveInt(DEFAULT_TESTING_ALLOWANCE),
     /** sandbox (default): accept and record, send nothing; whatsapp: the WhatsApp Business Cloud API. */

@@ -101,6 +101,7 @@ async function main() {
     js,
     logger: logger.child({ component: "outbox-relay" }),
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
+    gatherMs: config.OUTBOX_GATHER,
     // Rows stay until notify's projector has recorded their event (it deletes them).
     republishAfterMs: config.OUTBOX_REPUBLISH_AFTER,
     registry,
