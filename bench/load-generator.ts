@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { cpuMillis } from "./process-cpu.js";
 
 export interface LoadResult {
   label: string;
@@ -26,19 +26,6 @@ export interface LoadOptions {
 export interface MeasuredProcess {
   name: string;
   pid: number;
-}
-
-const clockTicksPerSecond = 100; // USER_HZ: the unit of /proc/<pid>/stat's utime and stime on Linux
-
-/** CPU milliseconds (user + system) a process has used so far, or undefined off Linux. */
-function cpuMillis(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Drives one URL with autocannon at fixed concurrency: a warm-up, then the measured run. */
