@@ -6,21 +6,23 @@
 import type { Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../domain/delivery-job.js";
 
-/** The jobs of an event's deliveries that are still pending and never attempted. */
-export async function firstJobsOfEvent(db: Knex, eventId: string): Promise<DeliveryJob[]> {
-  const due = await db("deliveries")
-    .where({ event_id: eventId, status: "pending", attempts_total: 0 })
-    .select<{ id: string; generation: number; endpoint_id: string }[]>("id", "generation", "endpoint_id");
-  return due.map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id }));
-}
-
-/** firstJobsOfEvent for several events, one statement. */
-export async function firstJobsOfEvents(db: Knex, eventIds: readonly string[]): Promise<DeliveryJob[]> {
+/** The jobs of the events' deliveries that are still pending and never attempted, by event id. */
+export async function firstJobsOfEvents(db: Knex, eventIds: readonly string[]): Promise<Map<string, DeliveryJob[]>> {
   const due = await db("deliveries")
     .whereIn("event_id", eventIds)
     .andWhere({ status: "pending", attempts_total: 0 })
-    .select<{ id: string; generation: number; endpoint_id: string }[]>("id", "generation", "endpoint_id");
-  return due.map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id }));
+    .select<{ id: string; generation: number; endpoint_id: string; event_id: string }[]>(
+      "id",
+      "generation",
+      "endpoint_id",
+      "event_id",
+    );
+  const jobs = new Map<string, DeliveryJob[]>();
+  for (const row of due) {
+    const job = { deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id };
+    jobs.set(row.event_id, [...(jobs.get(row.event_id) ?? []), job]);
+  }
+  return jobs;
 }
 
 /**

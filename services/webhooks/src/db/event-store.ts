@@ -2,7 +2,7 @@
  * The events table: the fan-out's record of an event with its deliveries, and EventService's
  * check that an event it publishes is new (its outbox row written in the same transaction).
  */
-import { consumeFromOutbox, type OutboxEntry } from "@platform/service-kit/outbox";
+import type { OutboxEntry } from "@platform/service-kit/outbox";
 import { inTransaction, preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../domain/delivery-job.js";
 import { newDelivery } from "../domain/delivery-state.js";
@@ -22,48 +22,6 @@ export interface RecordedEvent {
   newEvent: boolean;
   /** Deliveries created now. */
   deliveries: number;
-}
-
-/**
- * One transaction: the event row (once: on a redelivery it exists and nothing more is inserted),
- * the removal of its outbox row, and one delivery per matching, non-deleted endpoint of the
- * tenant, each with its exact request body (held when the endpoint is paused).
- */
-export function recordEvent(
-  db: Knex,
-  event: PlatformEvent,
-  { livemode, traceparent }: { livemode: boolean; traceparent?: string | undefined },
-): Promise<RecordedEvent> {
-  return db.transaction(async (trx) => {
-    const inserted = await trx("events")
-      .insert({
-        id: event.id,
-        tenant_id: event.tenant,
-        type: event.type,
-        occurred_at: event.occurredAt,
-        data: JSON.stringify(event.object),
-        livemode,
-      })
-      .onConflict("id")
-      .ignore()
-      .returning("id");
-    // The event is recorded with this commit: its outbox row (when EventService published it)
-    // has done its work. Until now it was the only copy besides the stream's.
-    await consumeFromOutbox(trx, event.id);
-    if (inserted.length === 0) return { newEvent: false, deliveries: 0 };
-    const endpoints = await trx("endpoints")
-      .where({ tenant_id: event.tenant })
-      .whereNull("deleted_at")
-      .select<EndpointRow[]>("id", "event_types", "api_version", "paused");
-    const rows = deliveryRowsOf(event, endpoints, { now: new Date(), livemode, traceparent });
-    if (rows.length === 0) return { newEvent: true, deliveries: 0 };
-    const created = await trx("deliveries")
-      .insert(rows)
-      .onConflict(["event_id", "endpoint_id"])
-      .ignore()
-      .returning("id");
-    return { newEvent: true, deliveries: created.length };
-  });
 }
 
 interface DeliveryRow {
@@ -169,10 +127,13 @@ const insertDeliveriesSql = preparedStatement(
 );
 
 /**
- * recordEvent for a batch (one fetch of the fan-out), in one transaction of two statements: the
- * new events and the removal of every outbox row of the batch, then the deliveries of the new
- * events. Same rows as recordEvent event by event; an event already there (a redelivery) adds
- * nothing and has no jobs here (firstJobsOfEvents finds them).
+ * The fan-out's record of a batch of events (one event, or those of one fetch), in one
+ * transaction of two statements: the new events (once each: on a redelivery the event exists and
+ * nothing more is inserted) and the removal of every outbox row of the batch (the event is
+ * recorded with this commit: its outbox row has done its work), then one delivery per matching,
+ * non-deleted endpoint of each new event's tenant, each with its exact request body (held when
+ * the endpoint is paused). An event already there adds nothing and has no jobs here
+ * (firstJobsOfEvents finds them).
  */
 export function recordEvents(
   db: Knex,
@@ -220,16 +181,17 @@ export function recordEvents(
               rows.map((row) => row.created_at),
             ],
           );
-    return events.map((event) => {
-      const mine = created.filter((row) => row.event_id === event.id);
-      return {
-        newEvent: endpointsOf.has(event.id),
-        deliveries: mine.length,
-        jobs: mine
-          .filter((row) => row.status === "pending")
-          .map((row) => ({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id })),
-      };
-    });
+    const createdOf = new Map<string, RecordedBatchEvent>(
+      events.map((event) => [event.id, { newEvent: endpointsOf.has(event.id), deliveries: 0, jobs: [] }]),
+    );
+    for (const row of created) {
+      const recorded = createdOf.get(row.event_id)!;
+      recorded.deliveries += 1;
+      if (row.status === "pending") {
+        recorded.jobs.push({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id });
+      }
+    }
+    return events.map((event) => createdOf.get(event.id)!);
   });
 }
 

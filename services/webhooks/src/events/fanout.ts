@@ -29,8 +29,8 @@ import type { Knex } from "@platform/service-kit/postgres";
 import { startPullLoop } from "@platform/service-kit/nats";
 import type { JetStreamClient, JsMsg } from "nats";
 import type { Counter } from "prom-client";
-import { firstJobsOfEvent, firstJobsOfEvents } from "../db/due-deliveries.js";
-import { recordEvent, recordEvents, type RecordedBatchEvent } from "../db/event-store.js";
+import { firstJobsOfEvents } from "../db/due-deliveries.js";
+import { recordEvents, type EventToRecord } from "../db/event-store.js";
 import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import type { PlatformEvent } from "../domain/envelope.js";
 import { findEventType } from "../domain/event-catalog.js";
@@ -47,20 +47,36 @@ export interface FanOutResult {
 }
 
 /**
- * Records one event and its deliveries, then enqueues the jobs of those still due and never
- * attempted. Safe to repeat with the same event: it never creates a second delivery.
+ * Records the events and their deliveries (recordEvents: one transaction), then enqueues the jobs
+ * of those still due and never attempted: the new deliveries that are pending, and for an event
+ * already there (a redelivery) its deliveries still pending and never attempted. Safe to repeat
+ * with the same events: it never creates a second delivery. One result per event, in order.
  */
+export async function fanOutEvents(
+  db: Knex,
+  queue: DeliveryQueue,
+  batch: readonly EventToRecord[],
+  options: { livemode?: boolean } = {},
+): Promise<FanOutResult[]> {
+  const recorded = await recordEvents(db, batch, { livemode: options.livemode ?? true });
+  const again = batch.filter((_, i) => !recorded[i]!.newEvent).map((item) => item.event.id);
+  const jobsAgain = again.length > 0 ? await firstJobsOfEvents(db, again) : new Map<string, DeliveryJob[]>();
+  const results = recorded.map((result, i) =>
+    result.newEvent ? result : { ...result, jobs: jobsAgain.get(batch[i]!.event.id) ?? [] },
+  );
+  await queue.enqueue(results.flatMap((result) => result.jobs));
+  return results;
+}
+
+/** fanOutEvents for one event. */
 export async function fanOutEvent(
   db: Knex,
   queue: DeliveryQueue,
   event: PlatformEvent,
   options: { livemode?: boolean; traceparent?: string | undefined } = {},
 ): Promise<FanOutResult> {
-  const livemode = options.livemode ?? true;
-  const { newEvent, deliveries } = await recordEvent(db, event, { livemode, traceparent: options.traceparent });
-  const jobs = await firstJobsOfEvent(db, event.id);
-  await queue.enqueue(jobs);
-  return { newEvent, deliveries, jobs };
+  const [result] = await fanOutEvents(db, queue, [{ event, traceparent: options.traceparent }], options);
+  return result!;
 }
 
 /**
@@ -188,44 +204,29 @@ export function startFanout(options: {
     item.span.end();
   }
 
-  /** One event alone (the old way): when its batch failed, so one bad event fails only itself. */
-  async function fanOutAlone(item: Fanning): Promise<void> {
-    try {
-      done(item, await fanOutEvent(options.db, options.queue, item.event, { traceparent: item.traceparent }));
-    } catch (error) {
-      failed(item, error);
-    }
-  }
-
   /**
-   * The events of one fetch: recorded in one transaction (recordEvents), their jobs enqueued
-   * together, then each acked. A batch that fails is done again event by event.
+   * The events of one fetch (fanOutEvents: one transaction, their jobs enqueued together), then
+   * each acked. A batch that fails is done again event by event, so one bad event fails only itself.
    */
   async function fanOutBatch(items: Fanning[]): Promise<void> {
     if (items.length === 0) return;
-    let recorded: RecordedBatchEvent[];
+    let results: FanOutResult[];
     try {
-      recorded = await recordEvents(
+      results = await fanOutEvents(
         options.db,
+        options.queue,
         items.map((item) => ({ event: item.event, traceparent: item.traceparent })),
-        { livemode: true },
       );
     } catch (error) {
+      if (items.length === 1) {
+        failed(items[0]!, error);
+        return;
+      }
       logger.debug({ err: error, events: items.length }, "fanning out a batch failed; one event at a time");
-      await Promise.all(items.map(fanOutAlone));
+      await Promise.all(items.map((item) => fanOutBatch([item])));
       return;
     }
-    try {
-      // A redelivered event: its deliveries still pending and never attempted get their jobs again.
-      const again = items.filter((_, i) => !recorded[i]!.newEvent).map((item) => item.event.id);
-      const jobs = recorded.flatMap((result) => result.jobs);
-      if (again.length > 0) jobs.push(...(await firstJobsOfEvents(options.db, again)));
-      await options.queue.enqueue(jobs);
-    } catch (error) {
-      for (const item of items) failed(item, error);
-      return;
-    }
-    items.forEach((item, i) => done(item, recorded[i]!));
+    items.forEach((item, i) => done(item, results[i]!));
   }
 
   // The messages of one fetch are handled side by side (events have no order to keep).
