@@ -10,15 +10,21 @@
  * statements) per attempt fall. Same rules per attempt as AttemptStore.recordAttempt.
  *
  * The attempts that succeeded (nearly all of them under load) take a shorter way: one statement,
- * its own commit, no lock taken beforehand. A success ends a pending, awaiting_retry or held
- * delivery as succeeded whatever the endpoint's pause and needs no dead-letter check, so the
- * write is conditional on the delivery's state in the statement itself (a delivery that reached a
- * final status meanwhile keeps it; the attempt is still recorded, as recordClaimedAttempt says).
+ * its own commit, no lock taken beforehand. A success ends a delivery in one of the statuses an
+ * attempt moves (domain: statusesAnAttemptMoves) as succeeded whatever the endpoint's pause and
+ * needs no dead-letter check, so the write is conditional on the delivery's state in the statement
+ * itself (a delivery that reached a final status meanwhile keeps it; the attempt is still
+ * recorded, as recordClaimedAttempt says).
  * A delivery the statement did not find, and a deadlock with another writer, go the locking way.
  */
 import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import { errorClassOf } from "../domain/attempt-outcome.js";
-import { recordClaimedAttempt, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
+import {
+  recordClaimedAttempt,
+  statusesAnAttemptMoves,
+  type DeliveryState,
+  type DeliveryStatus,
+} from "../domain/delivery-state.js";
 import {
   attemptRowOf,
   pauseDeadLetteredEndpoints,
@@ -161,16 +167,15 @@ const recordSuccessesSql = preparedStatement(
   `with v as (
      select * from unnest(?::text[], ?::timestamptz[], ?::int[], ?::int[], ?::bytea[], ?::boolean[])
        as v(delivery_id, attempted_at, duration_ms, status_code, response_body, response_body_truncated)
+   ), moving as (select ?::text[] as statuses
    ), updated as (
      update deliveries d
-        set status = case when d.status in ('pending', 'awaiting_retry', 'held') then 'succeeded' else d.status end,
-            attempts = case when d.status in ('pending', 'awaiting_retry', 'held') then d.attempts + 1
-                       else d.attempts end,
-            next_attempt_at = case when d.status in ('pending', 'awaiting_retry', 'held') then null
-                              else d.next_attempt_at end,
+        set status = case when d.status = any(m.statuses) then 'succeeded' else d.status end,
+            attempts = case when d.status = any(m.statuses) then d.attempts + 1 else d.attempts end,
+            next_attempt_at = case when d.status = any(m.statuses) then null else d.next_attempt_at end,
             attempts_total = d.attempts_total + 1, leased_until = null,
             last_status_code = v.status_code, last_error = null, updated_at = now()
-       from v
+       from v, moving m
       where d.id = v.delivery_id
   returning d.id, d.endpoint_id, d.attempts_total, d.status, d.created_at
    ), inserted as (
@@ -224,6 +229,7 @@ async function writeSuccesses(db: Knex, batch: Pending[]): Promise<Map<string, R
       batch.map((item) => item.attempt.statusCode),
       batch.map((item) => (item.attempt.responseBody.length > 0 ? item.attempt.responseBody : null)),
       batch.map((item) => item.attempt.responseBodyTruncated),
+      statusesAnAttemptMoves,
     ],
   );
   return new Map(

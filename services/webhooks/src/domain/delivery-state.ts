@@ -130,6 +130,13 @@ export function recordAttempt(
  * ends it, a failure keeps it held (or dead-letters it on the 8th). Undefined when the delivery
  * reached a final status in between (nothing to change but the record of the attempt).
  */
+/**
+ * The statuses in which a claimed attempt moves its delivery (recordClaimedAttempt); in any other
+ * (a final status reached meanwhile) the attempt is recorded and the delivery keeps its status.
+ * Of these, a success always ends the delivery succeeded.
+ */
+export const statusesAnAttemptMoves: readonly DeliveryStatus[] = ["pending", "awaiting_retry", "held"];
+
 export function recordClaimedAttempt(
   state: DeliveryState,
   verdict: AttemptVerdict,
@@ -138,7 +145,7 @@ export function recordClaimedAttempt(
   if (state.status === "held") {
     return recordAttempt({ ...state, status: "awaiting_retry" }, verdict, { ...options, endpointPaused: true });
   }
-  if (state.status !== "pending" && state.status !== "awaiting_retry") return undefined;
+  if (!statusesAnAttemptMoves.includes(state.status)) return undefined;
   return recordAttempt(state, verdict, options);
 }
 
