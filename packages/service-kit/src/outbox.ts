@@ -182,21 +182,22 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   }
 
   let running = true;
-  let wake: (() => void) | undefined;
   let kicked = false;
-  const sleep = (ms: number) =>
+  let waiting: { end: () => void; untilKicked: boolean } | undefined;
+  /** Waits `ms`; stop ends the wait early, and so does a kick when `untilKicked`. */
+  const pause = (ms: number, untilKicked: boolean) =>
     new Promise<void>((resolve) => {
-      if (kicked || !running) {
+      if (ms <= 0 || !running || (untilKicked && kicked)) {
         resolve();
         return;
       }
-      const timer = setTimeout(done, ms);
-      function done() {
+      const timer = setTimeout(end, ms);
+      function end() {
         clearTimeout(timer);
-        wake = undefined;
+        waiting = undefined;
         resolve();
       }
-      wake = done;
+      waiting = { end, untilKicked };
     });
 
   const keep = options.republishAfterMs !== undefined;
@@ -253,29 +254,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   }
 
   const gatherMs = options.gatherMs ?? 0;
-  /** Waits what is left of the gather window since the last pass began (stop ends it early). */
-  const gather = (sinceMs: number) =>
-    new Promise<void>((resolve) => {
-      const remaining = gatherMs - sinceMs;
-      if (remaining <= 0 || !running) {
-        resolve();
-        return;
-      }
-      const timer = setTimeout(done, remaining);
-      function done() {
-        clearTimeout(timer);
-        stopping = undefined;
-        resolve();
-      }
-      stopping = done;
-    });
-  let stopping: (() => void) | undefined;
 
   const loop = (async () => {
     let failures = 0;
     let passStarted = -Infinity;
     while (running) {
-      if (kicked && gatherMs > 0) await gather(performance.now() - passStarted);
+      // Kicked again within the gather window: wait for what is left of it (stop ends it early).
+      if (kicked && gatherMs > 0) await pause(gatherMs - (performance.now() - passStarted), false);
       passStarted = performance.now();
       kicked = false;
       try {
@@ -286,13 +271,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         if (failures > 0) options.logger.info({ failures }, "outbox relay recovered");
         failures = 0;
         if (count === batchSize) continue; // more may be waiting
-        await sleep(options.pollIntervalMs);
+        await pause(options.pollIntervalMs, true);
       } catch (error) {
         failures += 1;
         const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
         options.logger.warn({ err: error, failures, pauseMs }, "outbox relay failed; retrying");
         kicked = false;
-        await sleep(pauseMs);
+        await pause(pauseMs, true);
       }
     }
   })();
@@ -300,12 +285,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   return {
     kick() {
       kicked = true;
-      wake?.();
+      if (waiting?.untilKicked) waiting.end();
     },
     async stop() {
       running = false;
-      wake?.();
-      stopping?.();
+      waiting?.end();
       await loop;
     },
   };
