@@ -28,6 +28,12 @@ export interface MeasuredProcess {
   pid: number;
 }
 
+/** The p-th percentile of ascending `sorted` values (nearest rank below; NaN when empty). */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
 /** Drives one URL with autocannon at fixed concurrency: a warm-up, then the measured run. */
 export async function measure(label: string, url: string, options: LoadOptions): Promise<LoadResult> {
   const run = (duration: number) =>

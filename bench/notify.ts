@@ -44,7 +44,7 @@ import { createScratchDatabase } from "@platform/local-stack/postgres-databases"
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import { FLOOR_C_SCHEMA } from "./notify-floor-c-schema.js";
 import { profiled } from "./profiled-env.js";
-import { recordResult } from "./load-generator.js";
+import { percentile, recordResult } from "./load-generator.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
 const run = promisify(execFile);
@@ -73,11 +73,6 @@ const body = JSON.stringify({
 });
 let sequence = 0;
 const nextKey = (prefix: string) => `${prefix}-${process.pid}-${sequence++}-bench`;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 /** Closed loop: `connections` clients, each sending its next request as soon as the last answered. */
 async function closedLoop(

@@ -61,7 +61,7 @@ import {
 } from "@platform/proto/webhooks/v1";
 import { connect, type JetStreamManager } from "nats";
 import pg from "pg";
-import { recordResult } from "./load-generator.js";
+import { percentile, recordResult } from "./load-generator.js";
 import { profiled } from "./profiled-env.js";
 import type { RetryReceipt } from "./webhooks-retry-receivers.js";
 
@@ -79,11 +79,6 @@ const targetP99Ms = 1000;
 const tenant = "bench";
 const failPrefix = "evt_retry_";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 /** The receivers' process: its ports, and every request they got, by delivery id. */
 async function startReceivers(keyPath: string, certPath: string) {

@@ -69,7 +69,7 @@ import {
 } from "@platform/proto/webhooks/v1";
 import { connect, type JetStreamManager } from "nats";
 import pg from "pg";
-import { recordResult } from "./load-generator.js";
+import { percentile, recordResult } from "./load-generator.js";
 import { startCountingProxy, type CountingProxy } from "./pg-counting-proxy.js";
 import { cpuSnapshot, cpuSpent, pidsByCommand, postgresBackendsOf, type ProcessGroups } from "./process-cpu.js";
 import { profiled } from "./profiled-env.js";
@@ -91,11 +91,6 @@ const tenant = "bench";
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mean = (values: number[]) => values.reduce((s, v) => s + v, 0) / values.length;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 interface Drained {
   ids: string[];
