@@ -1,7 +1,7 @@
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, isTransientDatabaseError, queryRows, type Knex } from "../src/postgres.js";
+import { createDatabase, inTransaction, isTransientDatabaseError, queryRows, type Knex } from "../src/postgres.js";
 
 const SCHEMA = "query_rows_test";
 
@@ -94,5 +94,66 @@ describe("queryRows (real Postgres)", () => {
       await admin.query(`drop role if exists "${role}"`);
       await admin.end();
     }
+  });
+});
+
+describe("inTransaction on a pipelined pg.Pool (real Postgres)", () => {
+  let scratch: ScratchDatabase;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase("intx");
+    pool = new pg.Pool({ connectionString: scratch.url, max: 1, pipeline: true });
+    await pool.query("create table things (id int primary key, name text)");
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await scratch?.drop();
+  });
+
+  /** Writes to the connection's socket during `body` (the pool holds one connection). */
+  async function writesDuring(body: () => Promise<unknown>): Promise<number> {
+    type WriteFn = (this: unknown, ...args: unknown[]) => void;
+    const client = await pool.connect();
+    const stream = client.connection.stream as unknown as { _write: WriteFn; _writev?: WriteFn };
+    client.release();
+    let writes = 0;
+    const counted = (original: WriteFn): WriteFn =>
+      function (this: unknown, ...args: unknown[]) {
+        writes += 1;
+        original.apply(this, args);
+      };
+    const { _write: write, _writev: writev } = stream;
+    stream._write = counted(write);
+    if (writev) stream._writev = counted(writev);
+    try {
+      await body();
+    } finally {
+      stream._write = write;
+      if (writev) stream._writev = writev;
+    }
+    return writes;
+  }
+
+  it("sends BEGIN with the first statement in one write, and COMMIT only after its answer", async () => {
+    const writes = await writesDuring(() =>
+      inTransaction(pool, (run) => run("insert into things (id, name) values ($1, $2)", [1, "a"])),
+    );
+    // BEGIN + INSERT, then COMMIT: two writes (three when BEGIN waits for its own answer).
+    expect(writes).toBe(2);
+    expect((await pool.query("select name from things where id = 1")).rows).toEqual([{ name: "a" }]);
+  });
+
+  it("runs the first statement inside the transaction: an error after it rolls it back", async () => {
+    const error = await inTransaction(pool, async (run) => {
+      await run("insert into things (id, name) values ($1, $2)", [2, "b"]);
+      await run("insert into things (id, name) values ($1, $2)", [1, "duplicate"]);
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "23505" });
+    expect((await pool.query("select count(*)::int as n from things where id = 2")).rows).toEqual([{ n: 0 }]);
+    // The connection went back clean: the next transaction commits.
+    await inTransaction(pool, (run) => run("insert into things (id, name) values ($1, $2)", [3, "c"]));
+    expect((await pool.query("select count(*)::int as n from things")).rows).toEqual([{ n: 2 }]);
   });
 });

@@ -8,6 +8,7 @@ import * as createProjections from "./20261123030000_create_projections.js";
 import * as outboxTraceparent from "./20261124120000_outbox_traceparent.js";
 import * as projectionCauseAndActor from "./20261124150000_projection_cause_and_actor.js";
 import * as tenantPlanChanges from "./20261124170000_tenant_plan_changes.js";
+import * as applyProjectedEvents from "./20261124200000_apply_projected_events.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   outboxTraceparent,
   projectionCauseAndActor,
   tenantPlanChanges,
+  applyProjectedEvents,
 ];

@@ -68,6 +68,11 @@ async function main() {
   const sendPool = new pg.Pool({
     connectionString: config.DATABASE_URL,
     max: config.DATABASE_POOL_MAX,
+    // Connections stay open once made (pg closes idle ones after 10 s by default): a burst after a
+    // quiet spell would otherwise pay for new connections and statements prepared again.
+    min: config.DATABASE_POOL_MAX,
+    // Pipeline mode: a transaction's BEGIN goes out with its first statement (inTransaction).
+    pipeline: true,
     options: `-c search_path=${NOTIFY_SCHEMA}`,
     application_name: "notify-send",
     connectionTimeoutMillis: 5_000,

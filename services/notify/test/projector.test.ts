@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { NOTIFY_SCHEMA } from "../src/config.js";
 import { createNotificationStore } from "../src/db/notification-store.js";
-import { createProjectionReader, projectionTables } from "../src/db/projection-store.js";
+import { applyEvents, createProjectionReader, projectionTables } from "../src/db/projection-store.js";
 import { createTenantRepository } from "../src/db/tenant-repository.js";
 import type { ChannelOutcome, ChannelProvider } from "../src/domain/channel-provider.js";
 import { newNotificationId, newTranscriptEntryId } from "../src/domain/notification.js";
@@ -294,6 +294,108 @@ describe("the projector (real NATS and Postgres)", () => {
     await db("projection_events").whereIn("event_id", ["evt_late_close", "evt_early_open"]).delete();
     await db("projection_activity").whereIn("event_id", ["evt_late_close", "evt_early_open"]).delete();
     await db("projection_attention").where({ id: "escalation:esc_2" }).delete();
+  });
+
+  it("applies a fetch's events in one statement: per work row and attention item the latest sequence wins", async () => {
+    // A knex instance of its own, so only this batch's statements are counted (the relay polls `db`).
+    const counted = createDatabase({ url: scratch.url, schema: NOTIFY_SCHEMA, poolMax: 1 });
+    let statements = 0;
+    counted.on("query", () => (statements += 1));
+    const at = (iso: string) => ({ occurredAt: new Date(iso) });
+    const batch = [
+      // Out of order within the batch: the unknown (seq 2_000_003) is the latest for ntf_batch.
+      {
+        seq: 2_000_003,
+        event: {
+          ...decodeFor("evt_b3", "notification.unknown", {
+            notification_id: "ntf_batch",
+            type: "reminder",
+            created_at: "2026-11-24T10:00:00.000Z",
+          }),
+          ...at("2026-11-24T10:00:03.000Z"),
+        },
+      },
+      {
+        seq: 2_000_001,
+        event: {
+          ...decodeFor("evt_b1", "notification.sent", {
+            notification_id: "ntf_batch",
+            type: "reminder",
+            created_at: "2026-11-24T10:00:00.000Z",
+          }),
+          ...at("2026-11-24T10:00:01.000Z"),
+        },
+      },
+      {
+        seq: 2_000_002,
+        event: {
+          ...decodeFor("evt_b2", "escalation.raised", { escalation_id: "esc_batch", reason_code: "escalation.x" }),
+          ...at("2026-11-24T10:00:02.000Z"),
+        },
+      },
+      {
+        seq: 2_000_004,
+        event: {
+          ...decodeFor("evt_b4", "escalation.resolved", { escalation_id: "esc_batch" }),
+          ...at("2026-11-24T10:00:04.000Z"),
+        },
+      },
+      {
+        seq: 2_000_005,
+        event: {
+          ...decodeFor("evt_b5", "escalation.raised", { escalation_id: "esc_open", reason_code: "escalation.y" }),
+          ...at("2026-11-24T10:00:05.000Z"),
+        },
+      },
+      // The same event twice in one fetch (a redelivery): recorded once.
+      {
+        seq: 2_000_005,
+        event: {
+          ...decodeFor("evt_b5", "escalation.raised", { escalation_id: "esc_open", reason_code: "escalation.y" }),
+          ...at("2026-11-24T10:00:05.000Z"),
+        },
+      },
+    ];
+    try {
+      const recordedNow = await applyEvents(counted, batch);
+      expect(statements).toBe(1);
+      expect([...recordedNow].sort()).toEqual(["evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"]);
+      const work = await db("projection_work").where({ tenant_id: "other", notification_id: "ntf_batch" });
+      expect(
+        work.map((row: Record<string, unknown>) => [
+          row.state,
+          row.seq,
+          (row.created_at as Date).toISOString(),
+          (row.updated_at as Date).toISOString(),
+        ]),
+      ).toEqual([["unknown", "2000003", "2026-11-24T10:00:00.000Z", "2026-11-24T10:00:03.000Z"]]);
+      const attention = await db("projection_attention")
+        .where({ tenant_id: "other" })
+        .whereIn("id", ["escalation:esc_batch", "escalation:esc_open"])
+        .orderBy("id");
+      expect(attention.map((row: Record<string, unknown>) => [row.id, row.open, row.seq, row.event_id])).toEqual([
+        ["escalation:esc_batch", false, "2000004", "evt_b4"],
+        ["escalation:esc_open", true, "2000005", "evt_b5"],
+      ]);
+      expect(
+        await db("projection_activity")
+          .whereIn("event_id", ["evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"])
+          .count<{ count: string }[]>("* as count"),
+      ).toEqual([{ count: "5" }]);
+      // Applied again (a redelivered fetch): nothing recorded, nothing changed.
+      expect((await applyEvents(counted, batch)).size).toBe(0);
+      expect(statements).toBe(2);
+    } finally {
+      await counted.destroy();
+      const ids = ["evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"];
+      await db("projection_events").whereIn("event_id", ids).delete();
+      await db("projection_activity").whereIn("event_id", ids).delete();
+      await db("projection_work").where({ tenant_id: "other", notification_id: "ntf_batch" }).delete();
+      await db("projection_attention")
+        .where({ tenant_id: "other" })
+        .whereIn("id", ["escalation:esc_batch", "escalation:esc_open"])
+        .delete();
+    }
   });
 
   it("lists activity newest first, per tenant, with ids and codes only", async () => {

@@ -3,8 +3,7 @@
  * stream in the caller's transaction, and the cursor-paged reads. Every write is guarded by the
  * stream sequence, so applying events twice, or out of order, gives the same rows.
  */
-import { outboxTable } from "@platform/service-kit/outbox";
-import type { Knex } from "@platform/service-kit/postgres";
+import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import { attentionItemId, projectEvent, type ProjectedEvent } from "../domain/projection.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
 
@@ -15,101 +14,67 @@ export const projectionTables = [
   "projection_activity",
 ] as const;
 
-/** The advisory lock between the live projector (shared) and a rebuild (exclusive). */
+/**
+ * The advisory lock between the live projector (shared, taken by apply_projected_events) and a
+ * rebuild (exclusive).
+ */
 export const PROJECTION_LOCK_KEY = 0x70726f6a; // "proj"
-
-/** Takes the live projector's side of the lock for the rest of the transaction. */
-export async function lockShared(trx: Knex.Transaction): Promise<void> {
-  await trx.raw("select pg_advisory_xact_lock_shared(?)", [PROJECTION_LOCK_KEY]);
-}
 
 /** Takes the rebuild's side of the lock for the rest of the transaction. */
 export async function lockExclusive(trx: Knex.Transaction): Promise<void> {
   await trx.raw("select pg_advisory_xact_lock(?)", [PROJECTION_LOCK_KEY]);
 }
 
-/**
- * One event in one statement (one round trip, not one per table): its kept outbox row deleted,
- * the event recorded once (dedupe by id), and only when it is new, its activity entry and its
- * work and attention changes (each guarded by the stream sequence).
- */
-const applyEventSql = `
-  with consumed as (
-    delete from ${outboxTable} where event_id = ?
-  ), recorded as (
-    insert into projection_events (event_id, seq, tenant_id, type) values (?, ?, ?, ?)
-    on conflict (event_id) do nothing
-    returning event_id
-  ), activity as (
-    insert into projection_activity
-      (tenant_id, event_id, seq, type, occurred_at, subject_kind, subject_id, reason_code, state, actor)
-    select ?, ?, ?::bigint, ?, ?::timestamptz, ?, ?, ?, ?, ? from recorded
-    on conflict (tenant_id, event_id) do nothing
-  ), work as (
-    insert into projection_work (tenant_id, notification_id, type, state, reason_code, created_at, updated_at, seq)
-    select ?, ?, ?, ?, ?, ?::timestamptz, ?::timestamptz, ?::bigint from recorded where ?::boolean
-    on conflict (tenant_id, notification_id) do update
-      set type = excluded.type, state = excluded.state, reason_code = excluded.reason_code,
-          updated_at = excluded.updated_at, seq = excluded.seq
-      where projection_work.seq < excluded.seq
-  ), attention as (
-    insert into projection_attention
-      (tenant_id, id, kind, subject_id, reason_code, cause, opened_at, event_id, open, seq)
-    select ?, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?::boolean, ?::bigint from recorded where ?::boolean
-    on conflict (tenant_id, id) do update
-      set reason_code = excluded.reason_code, cause = excluded.cause, opened_at = excluded.opened_at,
-          event_id = excluded.event_id, open = excluded.open, seq = excluded.seq
-      where projection_attention.seq < excluded.seq
-  )
-  select count(*)::int as recorded from recorded`;
+/** A fetch's events applied in one statement (migration 20261124200000_apply_projected_events). */
+const applyEventsText = "select apply_projected_events(?::jsonb) as event_id";
+const applyEventsSql = preparedStatement("notify_apply_projected_events", applyEventsText);
+
+/** One event as apply_projected_events reads it (domain/projection.ts decides the values). */
+function projectedRow(event: ProjectedEvent, seq: number) {
+  const { activity: a, work: w, attention: c } = projectEvent(event);
+  return {
+    event_id: event.id,
+    seq,
+    tenant_id: event.tenantId,
+    type: a.type,
+    occurred_at: a.occurredAt,
+    subject_kind: a.subjectKind,
+    subject_id: a.subjectId,
+    reason_code: a.reasonCode,
+    state: a.state,
+    actor: a.actor,
+    work: w !== undefined,
+    work_notification_id: w?.notificationId ?? null,
+    work_type: w?.type ?? null,
+    work_state: w?.state ?? null,
+    work_reason_code: w?.reasonCode ?? null,
+    work_created_at: w?.createdAt ?? null,
+    attention: c !== undefined,
+    attention_id: c ? attentionItemId(c.kind, c.subjectId) : null,
+    attention_kind: c?.kind ?? null,
+    attention_subject_id: c?.subjectId ?? null,
+    attention_reason_code: c ? (c.open ? c.reasonCode : "") : null,
+    attention_cause: c ? (c.open ? c.cause : "") : null,
+    attention_open: c?.open ?? null,
+  };
+}
 
 /**
- * Records one event (once) and applies it to work, attention and activity; removes its kept
- * outbox row. Returns false when the event was already recorded (nothing changed).
+ * Records each event (once) and applies it to work, attention and activity, and removes their
+ * kept outbox rows, in one statement under the live projector's side of the projection lock;
+ * in `db`'s own transaction when it is one (a rebuild's, which holds the lock exclusively).
+ * Returns the ids recorded now (an id already recorded changed nothing).
  */
-export async function applyEvent(trx: Knex.Transaction, event: ProjectedEvent, seq: number): Promise<boolean> {
-  const projection = projectEvent(event);
-  const a = projection.activity;
-  const w = projection.work;
-  const c = projection.attention;
-  const { rows } = await trx.raw<{ rows: { recorded: number }[] }>(applyEventSql, [
-    event.id,
-    event.id,
-    seq,
-    event.tenantId,
-    event.type,
-    event.tenantId,
-    a.eventId,
-    seq,
-    a.type,
-    a.occurredAt,
-    a.subjectKind,
-    a.subjectId,
-    a.reasonCode,
-    a.state,
-    a.actor,
-    event.tenantId,
-    w?.notificationId ?? null,
-    w?.type ?? null,
-    w?.state ?? null,
-    w?.reasonCode ?? null,
-    w?.createdAt ?? null,
-    event.occurredAt,
-    seq,
-    w !== undefined,
-    event.tenantId,
-    c ? attentionItemId(c.kind, c.subjectId) : null,
-    c?.kind ?? null,
-    c?.subjectId ?? null,
-    c ? (c.open ? c.reasonCode : "") : null,
-    c ? (c.open ? c.cause : "") : null,
-    event.occurredAt,
-    event.id,
-    c?.open ?? null,
-    seq,
-    c !== undefined,
-  ]);
-  return rows[0]!.recorded > 0;
+export async function applyEvents(
+  db: Knex | Knex.Transaction,
+  events: { event: ProjectedEvent; seq: number }[],
+): Promise<Set<string>> {
+  if (events.length === 0) return new Set();
+  const json = JSON.stringify(events.map(({ event, seq }) => projectedRow(event, seq)));
+  const rows = db.isTransaction
+    ? (await db.raw<{ rows: { event_id: string }[] }>(applyEventsText, [json])).rows
+    : await queryRows<{ event_id: string }>(db, applyEventsSql, [json]);
+  return new Set(rows.map((row) => row.event_id));
 }
 
 /** Empties every projection (a rebuild, under the exclusive lock). */

@@ -1,9 +1,9 @@
 /**
  * notify's projector: the durable pull consumer `notify-projections` on `${ns}EVENTS` (declared
  * in projections-consumer.ts) turns every event into the tenant's poll reads (work, attention,
- * activity; db/projection-store.ts). Per fetch, in ONE transaction under the shared projection
- * lock (per message when a fetch's batch fails): the event recorded once (dedupe by id), the
- * three projections, and the removal of notify's kept outbox row; the ack comes after the
+ * activity; db/projection-store.ts). Per fetch, in ONE statement under the shared projection
+ * lock (per message when a fetch's batch fails): the events recorded once (dedupe by id), the
+ * three projections, and the removal of notify's kept outbox rows; the acks come after the
  * commit. A message that cannot be decoded is logged and terminated.
  *
  * Rebuild (`rebuildProjections`): under the exclusive lock, the tables are emptied and the stream
@@ -27,17 +27,14 @@ import {
 } from "@platform/service-kit/tracing";
 import { DeliverPolicy, type JetStreamClient, type JsMsg } from "nats";
 import type { JetStreamManager } from "nats";
-import { applyEvent, lockExclusive, lockShared, truncateProjections } from "../db/projection-store.js";
+import { applyEvents, lockExclusive, truncateProjections } from "../db/projection-store.js";
 import type { ProjectedEvent } from "../domain/projection.js";
 import { PROJECTIONS_CONSUMER } from "./projections-consumer.js";
 import type { ProjectorMetrics } from "./projector-metrics.js";
 
-/** Applies one event in its own transaction under the live side of the lock. */
+/** Applies one event on its own (one statement, under the live side of the lock). */
 export async function projectOne(db: Knex, event: ProjectedEvent, seq: number): Promise<boolean> {
-  return db.transaction(async (trx) => {
-    await lockShared(trx);
-    return applyEvent(trx, event, seq);
-  });
+  return (await applyEvents(db, [{ event, seq }])).has(event.id);
 }
 
 export interface Projector {
@@ -92,7 +89,7 @@ export function startProjector(options: {
   }
 
   /**
-   * A fetch's events in one transaction (one commit for the batch, which is what keeps the send
+   * A fetch's events in one statement (one commit for the batch, which is what keeps the send
    * path's cost down under load), acked after it; when the batch fails, each event on its own so
    * one bad event holds back only itself. Each event has its own span from before the batch to
    * its ack (or to its own retry's end).
@@ -110,10 +107,11 @@ export function startProjector(options: {
     }
     if (decoded.length === 0) return;
     try {
-      await options.db.transaction(async (trx) => {
-        await lockShared(trx);
-        for (const entry of decoded) entry.isNew = await applyEvent(trx, entry.event, entry.msg.seq);
-      });
+      const recorded = await applyEvents(
+        options.db,
+        decoded.map(({ msg, event }) => ({ event, seq: msg.seq })),
+      );
+      for (const entry of decoded) entry.isNew = recorded.has(entry.event.id);
     } catch (error) {
       logger.warn({ err: error, events: decoded.length }, "projecting a batch failed; one event at a time");
       await Promise.all(decoded.map(({ msg, event, trace }) => handle(msg, event, trace)));
@@ -181,7 +179,7 @@ export async function rebuildProjections(options: {
     try {
       for await (const msg of messages) {
         const event = decodeBusEvent(msg.data);
-        if (event && (await applyEvent(trx, event, msg.seq))) applied += 1;
+        if (event && (await applyEvents(trx, [{ event, seq: msg.seq }])).has(event.id)) applied += 1;
         if (msg.seq >= last) break;
       }
     } finally {
