@@ -17,6 +17,12 @@ export interface DatabaseOptions {
   /** The service's own schema; its tables and its migrations table live there. */
   schema: string;
   poolMax?: number;
+  /**
+   * Connections kept open however long they sit idle (default 0: every idle connection closes
+   * after 30 s). A service keeps a few, so the first requests after a quiet spell do not wait for
+   * new connections and statements prepared again.
+   */
+  poolMin?: number;
   /** application_name in pg_stat_activity. */
   applicationName?: string;
   /** Where knex's own warnings go (as JSON log lines, not console output). */
@@ -32,7 +38,7 @@ export function createDatabase(options: DatabaseOptions): Knex {
       application_name: options.applicationName ?? options.schema,
     },
     searchPath: [options.schema],
-    pool: { min: 0, max: options.poolMax ?? 10 },
+    pool: { min: Math.min(options.poolMin ?? 0, options.poolMax ?? 10), max: options.poolMax ?? 10 },
     acquireConnectionTimeout: 5_000,
     log: {
       warn: (message: unknown) => options.logger?.warn({ knex: String(message) }, "knex warning"),
@@ -250,7 +256,8 @@ export function isTransientDatabaseError(error: unknown): boolean {
 }
 
 /**
- * A service's start-up database step: a pool on its schema, wait for Postgres, and (local runs)
+ * A service's start-up database step: a pool on its schema (two of its connections kept open while
+ * idle), wait for Postgres, and (local runs)
  * migrate. In Kubernetes `migrateOnStart` is false and the migrate hook Job has already run.
  */
 export async function openServiceDatabase(options: {
@@ -265,6 +272,7 @@ export async function openServiceDatabase(options: {
     url: options.url,
     schema: options.schema,
     poolMax: options.poolMax,
+    poolMin: 2,
     logger: options.logger,
   });
   await waitForDatabase(db, 30_000);
