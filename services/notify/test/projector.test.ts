@@ -301,65 +301,30 @@ describe("the projector (real NATS and Postgres)", () => {
     const counted = createDatabase({ url: scratch.url, schema: NOTIFY_SCHEMA, poolMax: 1 });
     let statements = 0;
     counted.on("query", () => (statements += 1));
-    const at = (iso: string) => ({ occurredAt: new Date(iso) });
+    // Each event occurs at 10:00:0n, n its sequence's last digit.
+    const item = (id: string, seq: number, type: string, object: Record<string, unknown>) => ({
+      seq,
+      event: { ...decodeFor(id, type, object), occurredAt: new Date(`2026-11-24T10:00:0${seq % 10}.000Z`) },
+    });
+    const created = { type: "reminder", created_at: "2026-11-24T10:00:00.000Z" };
+    const repeated = item("evt_b5", 2_000_005, "escalation.raised", {
+      escalation_id: "esc_open",
+      reason_code: "escalation.y",
+    });
     const batch = [
       // Out of order within the batch: the unknown (seq 2_000_003) is the latest for ntf_batch.
-      {
-        seq: 2_000_003,
-        event: {
-          ...decodeFor("evt_b3", "notification.unknown", {
-            notification_id: "ntf_batch",
-            type: "reminder",
-            created_at: "2026-11-24T10:00:00.000Z",
-          }),
-          ...at("2026-11-24T10:00:03.000Z"),
-        },
-      },
-      {
-        seq: 2_000_001,
-        event: {
-          ...decodeFor("evt_b1", "notification.sent", {
-            notification_id: "ntf_batch",
-            type: "reminder",
-            created_at: "2026-11-24T10:00:00.000Z",
-          }),
-          ...at("2026-11-24T10:00:01.000Z"),
-        },
-      },
-      {
-        seq: 2_000_002,
-        event: {
-          ...decodeFor("evt_b2", "escalation.raised", { escalation_id: "esc_batch", reason_code: "escalation.x" }),
-          ...at("2026-11-24T10:00:02.000Z"),
-        },
-      },
-      {
-        seq: 2_000_004,
-        event: {
-          ...decodeFor("evt_b4", "escalation.resolved", { escalation_id: "esc_batch" }),
-          ...at("2026-11-24T10:00:04.000Z"),
-        },
-      },
-      {
-        seq: 2_000_005,
-        event: {
-          ...decodeFor("evt_b5", "escalation.raised", { escalation_id: "esc_open", reason_code: "escalation.y" }),
-          ...at("2026-11-24T10:00:05.000Z"),
-        },
-      },
-      // The same event twice in one fetch (a redelivery): recorded once.
-      {
-        seq: 2_000_005,
-        event: {
-          ...decodeFor("evt_b5", "escalation.raised", { escalation_id: "esc_open", reason_code: "escalation.y" }),
-          ...at("2026-11-24T10:00:05.000Z"),
-        },
-      },
+      item("evt_b3", 2_000_003, "notification.unknown", { notification_id: "ntf_batch", ...created }),
+      item("evt_b1", 2_000_001, "notification.sent", { notification_id: "ntf_batch", ...created }),
+      item("evt_b2", 2_000_002, "escalation.raised", { escalation_id: "esc_batch", reason_code: "escalation.x" }),
+      item("evt_b4", 2_000_004, "escalation.resolved", { escalation_id: "esc_batch" }),
+      repeated,
+      repeated, // the same event twice in one fetch (a redelivery): recorded once
     ];
+    const ids = ["evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"];
     try {
       const recordedNow = await applyEvents(counted, batch);
       expect(statements).toBe(1);
-      expect([...recordedNow].sort()).toEqual(["evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"]);
+      expect([...recordedNow].sort()).toEqual(ids);
       const work = await db("projection_work").where({ tenant_id: "other", notification_id: "ntf_batch" });
       expect(
         work.map((row: Record<string, unknown>) => [
@@ -377,17 +342,14 @@ describe("the projector (real NATS and Postgres)", () => {
         ["escalation:esc_batch", false, "2000004", "evt_b4"],
         ["escalation:esc_open", true, "2000005", "evt_b5"],
       ]);
-      expect(
-        await db("projection_activity")
-          .whereIn("event_id", ["evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"])
-          .count<{ count: string }[]>("* as count"),
-      ).toEqual([{ count: "5" }]);
+      expect(await db("projection_activity").whereIn("event_id", ids).count<{ count: string }[]>("* as count")).toEqual(
+        [{ count: "5" }],
+      );
       // Applied again (a redelivered fetch): nothing recorded, nothing changed.
       expect((await applyEvents(counted, batch)).size).toBe(0);
       expect(statements).toBe(2);
     } finally {
       await counted.destroy();
-      const ids = ["evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"];
       await db("projection_events").whereIn("event_id", ids).delete();
       await db("projection_activity").whereIn("event_id", ids).delete();
       await db("projection_work").where({ tenant_id: "other", notification_id: "ntf_batch" }).delete();
