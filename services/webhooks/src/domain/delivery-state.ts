@@ -125,18 +125,18 @@ export function recordAttempt(
 }
 
 /**
- * The outcome of an attempt made under a claim (the worker held the delivery while it sent). If
- * the endpoint was paused meanwhile and the delivery held, the attempt still counts: a success
- * ends it, a failure keeps it held (or dead-letters it on the 8th). Undefined when the delivery
- * reached a final status in between (nothing to change but the record of the attempt).
- */
-/**
  * The statuses in which a claimed attempt moves its delivery (recordClaimedAttempt); in any other
  * (a final status reached meanwhile) the attempt is recorded and the delivery keeps its status.
  * Of these, a success always ends the delivery succeeded.
  */
 export const statusesAnAttemptMoves: readonly DeliveryStatus[] = ["pending", "awaiting_retry", "held"];
 
+/**
+ * The outcome of an attempt made under a claim (the worker held the delivery while it sent). If
+ * the endpoint was paused meanwhile and the delivery held, the attempt still counts: a success
+ * ends it, a failure keeps it held (or dead-letters it on the 8th). Undefined when the delivery
+ * reached a final status in between (nothing to change but the record of the attempt).
+ */
 export function recordClaimedAttempt(
   state: DeliveryState,
   verdict: AttemptVerdict,
