@@ -19,8 +19,9 @@ export async function firstJobsOfEvents(db: Knex, eventIds: readonly string[]): 
     );
   const jobs = new Map<string, DeliveryJob[]>();
   for (const row of due) {
-    const job = { deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id };
-    jobs.set(row.event_id, [...(jobs.get(row.event_id) ?? []), job]);
+    const ofEvent = jobs.get(row.event_id) ?? [];
+    ofEvent.push({ deliveryId: row.id, generation: row.generation, endpointId: row.endpoint_id });
+    jobs.set(row.event_id, ofEvent);
   }
   return jobs;
 }

@@ -24,6 +24,7 @@ export interface RecordedEvent {
   deliveries: number;
 }
 
+/** A new delivery as insertDeliveriesSql writes it (attempts 0, generation 1, updated = created). */
 interface DeliveryRow {
   id: string;
   tenant_id: string;
@@ -33,13 +34,10 @@ interface DeliveryRow {
   livemode: boolean;
   payload: string;
   status: string;
-  attempts: number;
-  attempts_total: number;
   next_attempt_at: Date | null;
-  generation: number;
-  traceparent?: string;
+  /** The fan-out's trace context: every attempt of this delivery is a span in the event's trace. */
+  traceparent: string | null;
   created_at: Date;
-  updated_at: Date;
 }
 
 /**
@@ -70,14 +68,9 @@ function deliveryRowsOf(
         livemode,
         payload: body,
         status: state.status,
-        attempts: 0,
-        attempts_total: 0,
         next_attempt_at: state.nextAttemptAt,
-        generation: 1,
-        // The fan-out's trace context: every attempt of this delivery is a span in the event's trace.
-        ...(traceparent ? { traceparent } : {}),
+        traceparent: traceparent ?? null,
         created_at: now,
-        updated_at: now,
       };
     });
 }
@@ -177,7 +170,7 @@ export function recordEvents(
               rows.map((row) => row.payload),
               rows.map((row) => row.status),
               rows.map((row) => row.next_attempt_at),
-              rows.map((row) => row.traceparent ?? null),
+              rows.map((row) => row.traceparent),
               rows.map((row) => row.created_at),
             ],
           );
