@@ -135,7 +135,8 @@ function runOn({ client, announce }: Lent): RunStatement {
  * costs more CPU than pg itself. On the knex pool: same pool and size, same search_path (set when
  * knex opens a connection), same errors (pg's; KnexTimeoutError when no connection frees up in
  * time); a connection that failed is dropped by the pool's validation as with any knex query. On a
- * pg.Pool, a connection that cannot be had is an UnavailableError.
+ * knex transaction, on its connection, inside it. On a pg.Pool, a connection that cannot be had is
+ * an UnavailableError.
  */
 export async function queryRows<Row extends object>(
   pool: StatementPool,
@@ -257,8 +258,8 @@ export function isTransientDatabaseError(error: unknown): boolean {
 
 /**
  * A service's start-up database step: a pool on its schema (two of its connections kept open while
- * idle), wait for Postgres, and (local runs)
- * migrate. In Kubernetes `migrateOnStart` is false and the migrate hook Job has already run.
+ * idle), wait for Postgres, and (local runs) migrate. In Kubernetes `migrateOnStart` is false and
+ * the migrate hook Job has already run.
  */
 export async function openServiceDatabase(options: {
   url: string;

@@ -15,7 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { NOTIFY_SCHEMA } from "../src/config.js";
 import { createNotificationStore } from "../src/db/notification-store.js";
-import { applyEvents, createProjectionReader, projectionTables } from "../src/db/projection-store.js";
+import {
+  applyEvents,
+  createProjectionReader,
+  PROJECTION_LOCK_KEY,
+  projectionTables,
+} from "../src/db/projection-store.js";
 import { createTenantRepository } from "../src/db/tenant-repository.js";
 import type { ChannelOutcome, ChannelProvider } from "../src/domain/channel-provider.js";
 import { newNotificationId, newTranscriptEntryId } from "../src/domain/notification.js";
@@ -426,6 +431,13 @@ describe("the projector (real NATS and Postgres)", () => {
     await expect(service.listAttention({ tenantId: "ghost", limit: 0, cursor: "" }, context())).rejects.toMatchObject({
       code: "tenant.not_found",
     });
+  });
+
+  it("takes the same projection lock in apply_projected_events (the migration) as a rebuild does (lockExclusive)", async () => {
+    const { rows } = await db.raw<{ rows: { definition: string }[] }>(
+      "select pg_get_functiondef('apply_projected_events'::regproc) as definition",
+    );
+    expect(rows[0]!.definition).toContain(`pg_advisory_xact_lock_shared(${PROJECTION_LOCK_KEY})`);
   });
 
   it("rebuilds every projection from the stream to the same content", async () => {

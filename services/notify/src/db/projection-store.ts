@@ -26,8 +26,10 @@ export async function lockExclusive(trx: Knex.Transaction): Promise<void> {
 }
 
 /** A fetch's events applied in one statement (migration 20261124200000_apply_projected_events). */
-const applyEventsText = "select apply_projected_events(?::jsonb) as event_id";
-const applyEventsSql = preparedStatement("notify_apply_projected_events", applyEventsText);
+const applyEventsSql = preparedStatement(
+  "notify_apply_projected_events",
+  "select apply_projected_events(?::jsonb) as event_id",
+);
 
 /** One event as apply_projected_events reads it (domain/projection.ts decides the values). */
 function projectedRow(event: ProjectedEvent, seq: number) {
@@ -71,9 +73,7 @@ export async function applyEvents(
 ): Promise<Set<string>> {
   if (events.length === 0) return new Set();
   const json = JSON.stringify(events.map(({ event, seq }) => projectedRow(event, seq)));
-  const rows = db.isTransaction
-    ? (await db.raw<{ rows: { event_id: string }[] }>(applyEventsText, [json])).rows
-    : await queryRows<{ event_id: string }>(db, applyEventsSql, [json]);
+  const rows = await queryRows<{ event_id: string }>(db, applyEventsSql, [json]);
   return new Set(rows.map((row) => row.event_id));
 }
 
