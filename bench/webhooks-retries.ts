@@ -45,7 +45,6 @@
  * time), and WEBHOOKS_* variables, which are passed to the service. A backlog beyond what the
  * service does in a second: BENCH_EVENTS=1000 npm run bench:retries (4,000 retries).
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -63,6 +62,7 @@ import { connect, type JetStreamManager } from "nats";
 import pg from "pg";
 import { percentile, recordResult } from "./load-generator.js";
 import { profiled } from "./profiled-env.js";
+import { forkReceivers } from "./receivers-process.js";
 import type { RetryReceipt } from "./webhooks-retry-receivers.js";
 
 const repo = join(import.meta.dirname, "..", "..");
@@ -82,19 +82,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The receivers' process: its ports, and every request they got, by delivery id. */
 async function startReceivers(keyPath: string, certPath: string) {
-  const child: ChildProcess = fork(join(repo, "bench", "dist", "webhooks-retry-receivers.js"), [], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      RECEIVERS: String(receiverCount),
-      RECEIVER_KEY: keyPath,
-      RECEIVER_CERT: certPath,
-      FAIL_FIRST_PREFIX: failPrefix,
-    },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const ports = await new Promise<number[]>((resolve, reject) => {
-    child.once("message", (m: { type: string; ports: number[] }) => resolve(m.ports));
-    child.once("exit", (code) => reject(new Error(`the receivers exited (${code})`)));
+  const { child, ports } = await forkReceivers("webhooks-retry-receivers.js", {
+    receivers: receiverCount,
+    keyPath,
+    certPath,
+    env: { FAIL_FIRST_PREFIX: failPrefix },
   });
   /** Delivery id -> its requests' receipt times (index 0: attempt 1) and answers. */
   const byDelivery = new Map<string, { at: number[]; status: number[] }>();

@@ -52,7 +52,6 @@
  * BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF (profiles webhooks and the floor), BENCH_OPEN_RATE, and
  * WEBHOOKS_* variables, which are passed to the service (the two caps to the floor too).
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Agent, request as httpsRequest } from "node:https";
@@ -73,6 +72,7 @@ import { percentile, recordResult } from "./load-generator.js";
 import { startCountingProxy, type CountingProxy } from "./pg-counting-proxy.js";
 import { cpuSnapshot, cpuSpent, pidsByCommand, postgresBackendsOf, type ProcessGroups } from "./process-cpu.js";
 import { profiled } from "./profiled-env.js";
+import { forkReceivers } from "./receivers-process.js";
 import { addFloorEndpoint, createFloorSchema, floorSchema } from "./webhooks-floor-schema.js";
 
 const repo = join(import.meta.dirname, "..", "..");
@@ -101,18 +101,10 @@ interface Drained {
 
 /** The receivers' process: its ports, and their receipts since the last drain. */
 async function startReceivers(keyPath: string, certPath: string) {
-  const child: ChildProcess = fork(join(repo, "bench", "dist", "webhooks-receivers.js"), [], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      RECEIVERS: String(receiverCount),
-      RECEIVER_KEY: keyPath,
-      RECEIVER_CERT: certPath,
-    },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  const ports = await new Promise<number[]>((resolve, reject) => {
-    child.once("message", (m: { type: string; ports: number[] }) => resolve(m.ports));
-    child.once("exit", (code) => reject(new Error(`the receivers exited (${code})`)));
+  const { child, ports } = await forkReceivers("webhooks-receivers.js", {
+    receivers: receiverCount,
+    keyPath,
+    certPath,
   });
   const drain = () =>
     new Promise<Drained>((resolve) => {
