@@ -52,17 +52,12 @@ import { credentials } from "@grpc/grpc-js";
 import { createTestCertificates } from "@platform/local-stack/https-receiver";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import {
-  EventServiceClient,
-  WebhookServiceClient,
-  type CreateEndpointResponse,
-  type PublishEventResponse,
-} from "@platform/proto/webhooks/v1";
+import { EventServiceClient, WebhookServiceClient } from "@platform/proto/webhooks/v1";
 import { connect, type JetStreamManager } from "nats";
 import pg from "pg";
 import { percentile, recordResult } from "./load-generator.js";
 import { profiled } from "./profiled-env.js";
-import { forkReceivers } from "./receivers-process.js";
+import { bookingPublisher, createReceiverEndpoints, forkReceivers } from "./webhooks-bench-setup.js";
 import type { RetryReceipt } from "./webhooks-retry-receivers.js";
 
 const repo = join(import.meta.dirname, "..", "..");
@@ -172,22 +167,9 @@ async function main() {
     const address = `127.0.0.1:${service.listening.grpcPort as number}`;
     const events = new EventServiceClient(address, credentials.createInsecure());
     const hooks = new WebhookServiceClient(address, credentials.createInsecure());
-    const endpointIds: string[] = [];
-    for (const port of receivers.ports) {
-      const created = await new Promise<CreateEndpointResponse>((resolve, reject) =>
-        hooks.createEndpoint(
-          {
-            tenantId: tenant,
-            url: `https://127.0.0.1:${port}/hook`,
-            description: "bench receiver",
-            eventTypes: ["booking.*"],
-            idempotencyKey: `bench-${port}`,
-          },
-          (error, answer) => (error ? reject(error) : resolve(answer)),
-        ),
-      );
-      endpointIds.push(created.endpoint!.id);
-    }
+    const endpointIds = (await createReceiverEndpoints(hooks, tenant, receivers.ports)).map(
+      (created) => created.endpoint!.id,
+    );
     let actions = 0;
     /** Pauses or resumes every endpoint (all four calls at once). */
     const setPaused = (paused: boolean) =>
@@ -202,14 +184,7 @@ async function main() {
             }),
         ),
       );
-    const data = JSON.stringify({ booking_id: "bk_bench", starts_at: "2026-12-01T09:00:00Z", status: "confirmed" });
-    const publish = (eventId: string) =>
-      new Promise<PublishEventResponse>((resolve, reject) =>
-        events.publishEvent(
-          { tenantId: tenant, type: "booking.created", dataJson: data, eventId, occurredAt: "" },
-          (e, r) => (e ? reject(e) : resolve(r)),
-        ),
-      );
+    const publish = bookingPublisher([events], tenant);
     const publishAll = async (ids: string[]) => {
       let next = 0;
       await Promise.all(

@@ -60,19 +60,14 @@ import { credentials } from "@grpc/grpc-js";
 import { createTestCertificates } from "@platform/local-stack/https-receiver";
 import { createScratchDatabase, withDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-import {
-  EventServiceClient,
-  WebhookServiceClient,
-  type CreateEndpointResponse,
-  type PublishEventResponse,
-} from "@platform/proto/webhooks/v1";
+import { EventServiceClient, WebhookServiceClient } from "@platform/proto/webhooks/v1";
 import { connect, type JetStreamManager } from "nats";
 import pg from "pg";
 import { percentile, recordResult } from "./load-generator.js";
 import { startCountingProxy, type CountingProxy } from "./pg-counting-proxy.js";
 import { cpuSnapshot, cpuSpent, pidsByCommand, postgresBackendsOf, type ProcessGroups } from "./process-cpu.js";
 import { profiled } from "./profiled-env.js";
-import { forkReceivers } from "./receivers-process.js";
+import { bookingData, bookingPublisher, createReceiverEndpoints, forkReceivers } from "./webhooks-bench-setup.js";
 import { addFloorEndpoint, createFloorSchema, floorSchema } from "./webhooks-floor-schema.js";
 
 const repo = join(import.meta.dirname, "..", "..");
@@ -277,19 +272,7 @@ async function main() {
     const pipelineSecrets: string[] = [];
     {
       const hooks = new WebhookServiceClient(grpcAddress(webhooks), credentials.createInsecure());
-      for (const port of receivers.ports) {
-        const created = await new Promise<CreateEndpointResponse>((resolve, reject) =>
-          hooks.createEndpoint(
-            {
-              tenantId: tenant,
-              url: `https://127.0.0.1:${port}/hook`,
-              description: "bench receiver",
-              eventTypes: ["booking.*"],
-              idempotencyKey: `bench-${port}`,
-            },
-            (error, answer) => (error ? reject(error) : resolve(answer)),
-          ),
-        );
+      for (const created of await createReceiverEndpoints(hooks, tenant, receivers.ports)) {
         pipelineSecrets.push(created.secret);
       }
       hooks.close();
@@ -307,17 +290,7 @@ async function main() {
     }
     let floor = await startFloor(floorScratch.url);
 
-    const data = JSON.stringify({ booking_id: "bk_bench", starts_at: "2026-12-01T09:00:00Z", status: "confirmed" });
-    const publisher = (clients: EventServiceClient[]) => {
-      let turn = 0;
-      return (eventId: string) =>
-        new Promise<PublishEventResponse>((resolve, reject) =>
-          clients[turn++ % clients.length]!.publishEvent(
-            { tenantId: tenant, type: "booking.created", dataJson: data, eventId, occurredAt: "" },
-            (e, r) => (e ? reject(e) : resolve(r)),
-          ),
-        );
-    };
+    const publisher = (clients: EventServiceClient[]) => bookingPublisher(clients, tenant);
     // The bench's own ledger queries commit in the measured databases: counted, and taken off.
     const ledgerQueries: Record<string, number> = {};
     const ledgerOf =
@@ -456,7 +429,7 @@ async function main() {
                 occurred_at: new Date().toISOString(),
                 tenant,
                 livemode: true,
-                data: { object: JSON.parse(data) as unknown },
+                data: { object: JSON.parse(bookingData) as unknown },
               }),
             );
             const t = Math.floor(Date.now() / 1000);
