@@ -79,3 +79,41 @@ export function bookingPublisher(
       ),
     );
 }
+
+/** The WEBHOOKS_* variables of the bench's own environment: passed on to the service. */
+export function passedWebhooksSettings(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name, value]) => name.startsWith("WEBHOOKS_") && value !== undefined),
+  ) as Record<string, string>;
+}
+
+/**
+ * The webhooks service's environment in a bench: its database, NATS namespace and secrets key,
+ * ports chosen by the system, receivers on this machine trusted and allowed, then `defaults`, then
+ * the bench's own WEBHOOKS_* variables over all of it.
+ */
+export function webhooksServiceEnv(options: {
+  databaseUrl: string;
+  secretsKey: string;
+  natsUrl: string;
+  namespace: string;
+  logLevel: string;
+  caPath: string;
+  defaults?: Record<string, string>;
+}): Record<string, string> {
+  return {
+    DATABASE_URL: options.databaseUrl,
+    SECRETS_KEY: options.secretsKey,
+    NATS_URL: options.natsUrl,
+    NATS_NAMESPACE: options.namespace,
+    GRPC_HOST: "127.0.0.1",
+    GRPC_PORT: "0",
+    METRICS_PORT: "0",
+    LOG_LEVEL: options.logLevel,
+    NODE_EXTRA_CA_CERTS: options.caPath,
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+    WEBHOOKS_ALLOWED_PORTS: "1024-65535",
+    ...options.defaults,
+    ...passedWebhooksSettings(),
+  };
+}

@@ -57,7 +57,13 @@ import { connect, type JetStreamManager } from "nats";
 import pg from "pg";
 import { percentile, recordResult } from "./load-generator.js";
 import { profiled } from "./profiled-env.js";
-import { bookingPublisher, createReceiverEndpoints, forkReceivers } from "./webhooks-bench-setup.js";
+import {
+  bookingPublisher,
+  createReceiverEndpoints,
+  forkReceivers,
+  passedWebhooksSettings,
+  webhooksServiceEnv,
+} from "./webhooks-bench-setup.js";
 import type { RetryReceipt } from "./webhooks-retry-receivers.js";
 
 const repo = join(import.meta.dirname, "..", "..");
@@ -140,30 +146,24 @@ async function main() {
   let receivers: Awaited<ReturnType<typeof startReceivers>> | undefined;
   try {
     receivers = await startReceivers(join(certs.dir, "server.key"), join(certs.dir, "server.pem"));
-    const passed = Object.fromEntries(
-      Object.entries(process.env).filter(([name, value]) => name.startsWith("WEBHOOKS_") && value !== undefined),
-    ) as Record<string, string>;
+    const retryDelays =
+      passedWebhooksSettings().WEBHOOKS_RETRY_DELAYS ?? Array.from({ length: 7 }, () => retryDelay).join(",");
     service = await startServiceProcess({
       name: "webhooks",
       entry: join(repo, "services", "webhooks", "dist", "src", "main.js"),
-      env: profiled({
-        DATABASE_URL: scratch.url,
-        SECRETS_KEY: randomBytes(32).toString("base64"),
-        NATS_URL: natsUrl,
-        NATS_NAMESPACE: namespace,
-        GRPC_HOST: "127.0.0.1",
-        GRPC_PORT: "0",
-        METRICS_PORT: "0",
-        LOG_LEVEL: logLevel,
-        NODE_EXTRA_CA_CERTS: certs.caPath,
-        WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
-        WEBHOOKS_ALLOWED_PORTS: "1024-65535",
-        WEBHOOKS_RETRY_DELAYS: Array.from({ length: 7 }, () => retryDelay).join(","),
-        ...passed,
-      }),
+      env: profiled(
+        webhooksServiceEnv({
+          databaseUrl: scratch.url,
+          secretsKey: randomBytes(32).toString("base64"),
+          natsUrl,
+          namespace,
+          logLevel,
+          caPath: certs.caPath,
+          defaults: { WEBHOOKS_RETRY_DELAYS: retryDelays },
+        }),
+      ),
       timeoutMs: 60_000,
     });
-    const retryDelays = passed.WEBHOOKS_RETRY_DELAYS ?? Array.from({ length: 7 }, () => retryDelay).join(",");
     const address = `127.0.0.1:${service.listening.grpcPort as number}`;
     const events = new EventServiceClient(address, credentials.createInsecure());
     const hooks = new WebhookServiceClient(address, credentials.createInsecure());

@@ -67,7 +67,13 @@ import { percentile, recordResult } from "./load-generator.js";
 import { startCountingProxy, type CountingProxy } from "./pg-counting-proxy.js";
 import { cpuSnapshot, cpuSpent, pidsByCommand, postgresBackendsOf, type ProcessGroups } from "./process-cpu.js";
 import { profiled } from "./profiled-env.js";
-import { bookingData, bookingPublisher, createReceiverEndpoints, forkReceivers } from "./webhooks-bench-setup.js";
+import {
+  bookingData,
+  bookingPublisher,
+  createReceiverEndpoints,
+  forkReceivers,
+  webhooksServiceEnv,
+} from "./webhooks-bench-setup.js";
 import { addFloorEndpoint, createFloorSchema, floorSchema } from "./webhooks-floor-schema.js";
 
 const repo = join(import.meta.dirname, "..", "..");
@@ -223,9 +229,6 @@ async function main() {
   const targets: Target[] = [];
   try {
     receivers = await startReceivers(join(certs.dir, "server.key"), join(certs.dir, "server.pem"));
-    const passed = Object.fromEntries(
-      Object.entries(process.env).filter(([name, value]) => name.startsWith("WEBHOOKS_") && value !== undefined),
-    ) as Record<string, string>;
     const start = async (name: string, entry: string, env: Record<string, string>, inheritOutput = false) => {
       const started = await startServiceProcess({ name, entry, env: profiled(env), timeoutMs: 60_000, inheritOutput });
       services.push(started);
@@ -236,20 +239,11 @@ async function main() {
       services.splice(services.indexOf(service), 1);
     };
     const startWebhooks = (databaseUrl: string, name = "webhooks") =>
-      start(name, join(repo, "services", "webhooks", "dist", "src", "main.js"), {
-        DATABASE_URL: databaseUrl,
-        SECRETS_KEY: secretsKey,
-        NATS_URL: natsUrl,
-        NATS_NAMESPACE: namespace,
-        GRPC_HOST: "127.0.0.1",
-        GRPC_PORT: "0",
-        METRICS_PORT: "0",
-        LOG_LEVEL: logLevel,
-        NODE_EXTRA_CA_CERTS: certs.caPath,
-        WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
-        WEBHOOKS_ALLOWED_PORTS: "1024-65535",
-        ...passed,
-      });
+      start(
+        name,
+        join(repo, "services", "webhooks", "dist", "src", "main.js"),
+        webhooksServiceEnv({ databaseUrl, secretsKey, natsUrl, namespace, logLevel, caPath: certs.caPath }),
+      );
     const startFloor = (databaseUrl: string) =>
       start(
         "webhooks-floor",
