@@ -27,7 +27,7 @@ import type { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { CATALOG_SCHEMA } from "../src/config.js";
-import { createPetRepository } from "../src/db/pet-repository.js";
+import { createPetRepository, listPetsByStatusSql, listPetsSql } from "../src/db/pet-repository.js";
 import { createCatalogService } from "../src/grpc/catalog-service.js";
 
 /** A real catalog gRPC server on port 0 over a scratch database, and a real generated client. */
@@ -156,6 +156,31 @@ describe("catalog.v1.CatalogService over gRPC", () => {
       expect(seen).toEqual(expected.map((r: { id: string }) => String(r.id)));
       expect(pages).toBe(Math.ceil(expected.length / 7) || 1);
     }
+  });
+
+  it("plans every page as an index range scan from the cursor on, also in the plan Postgres caches for a prepared statement", async () => {
+    // force_generic_plan: the plan a prepared statement is given after its first executions,
+    // made without the values. A page deep in the list must not scan the pets before its cursor.
+    const plans = await db.transaction(async (trx) => {
+      await trx.raw("set local plan_cache_mode = force_generic_plan");
+      const planOf = async (name: string, text: string, values: string) => {
+        await trx.raw(`prepare ${name} as ${text}`);
+        const plan = await trx.raw<{ rows: { "QUERY PLAN": string }[] }>(
+          `explain (costs off) execute ${name}(${values})`,
+        );
+        return plan.rows.map((row) => row["QUERY PLAN"].trim());
+      };
+      return {
+        all: await planOf("list_all", listPetsSql.text, "'100', 21"),
+        byStatus: await planOf("list_by_status", listPetsByStatusSql.text, "'sold', '100', 21"),
+      };
+    });
+    expect(plans.all).toEqual(["Limit", "->  Index Scan using pets_pkey on pets", "Index Cond: (id > $1)"]);
+    expect(plans.byStatus).toEqual([
+      "Limit",
+      "->  Index Scan using pets_status_id_idx on pets",
+      "Index Cond: ((status = $1) AND (id > $2))",
+    ]);
   });
 
   it("defaults the page size to 20", async () => {

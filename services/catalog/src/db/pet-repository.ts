@@ -1,4 +1,4 @@
-import { queryRows, type Knex } from "@platform/service-kit/postgres";
+import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import { PetNotFoundError, type NewPet, type Pet, type PetStatus } from "../domain/pet.js";
 import type { PetPageQuery } from "../domain/pet-page.js";
 
@@ -11,9 +11,23 @@ interface PetRow {
 
 const columns = ["id", "name", "category_id", "status"];
 
-const listPageSql = `select id, name, category_id, status from pets
-  where ($1::text is null or status = $1::text) and ($2::bigint is null or id > $2::bigint)
-  order by id asc limit $3`;
+/**
+ * The list's two statements, prepared once per connection (Parse on a connection's first use
+ * only; every later page is Bind and Execute, so Postgres neither parses nor plans the text again).
+ * Each is sargable as written, so the plan Postgres caches for it is an index range scan whatever
+ * the values: the primary key from the cursor on, or (status, id) from the cursor on. One
+ * statement with "$1 is null or status = $1" would cache a plan that scans every pet before the
+ * cursor. With no cursor, the first page starts after the smallest bigint (no id is smaller).
+ */
+export const listPetsSql = preparedStatement(
+  "catalog_list_pets",
+  "select id, name, category_id, status from pets where id > $1 order by id asc limit $2",
+);
+export const listPetsByStatusSql = preparedStatement(
+  "catalog_list_pets_by_status",
+  "select id, name, category_id, status from pets where status = $1 and id > $2 order by id asc limit $3",
+);
+const BEFORE_EVERY_ID = "-9223372036854775808";
 
 function toPet(row: PetRow): Pet {
   return { id: String(row.id), name: row.name, categoryId: String(row.category_id), status: row.status };
@@ -42,13 +56,11 @@ export function createPetRepository(db: Knex): PetRepository {
       return toPet(row);
     },
     async listPageWithLookahead(query) {
-      // The hot path: fixed SQL text straight to pg (no query building per call), nulls meaning
-      // "no filter".
-      const rows = await queryRows<PetRow>(db, listPageSql, [
-        query.status ?? null,
-        query.afterId ?? null,
-        query.limit + 1,
-      ]);
+      // The hot path: a prepared statement straight to pg (no query building per call).
+      const afterId = query.afterId ?? BEFORE_EVERY_ID;
+      const rows = await (query.status === undefined
+        ? queryRows<PetRow>(db, listPetsSql, [afterId, query.limit + 1])
+        : queryRows<PetRow>(db, listPetsByStatusSql, [query.status, afterId, query.limit + 1]));
       return rows.map(toPet);
     },
   };
