@@ -75,28 +75,29 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, 
   });
   return async (ctx, next) => {
     const started = performance.now();
-    const { traceId } = ctx.state;
-    const log = logger.child(
-      traceId ? { requestId: ctx.state.requestId, trace_id: traceId } : { requestId: ctx.state.requestId },
-    );
-    ctx.state.logger = log;
+    const { traceId, requestId } = ctx.state;
+    // The request's logger is made on first use: at LOG_LEVEL=warn most requests never log.
+    let child: Logger | undefined;
+    const log = () => (child ??= logger.child(traceId ? { requestId, trace_id: traceId } : { requestId }));
+    Object.defineProperty(ctx.state, "logger", { get: log, enumerable: true, configurable: true });
     try {
       await next();
       if (ctx.body === undefined && ctx.status === 405) throw new ApiError(405, `${ctx.method} is not allowed here`);
       if (ctx.body === undefined && ctx.status === 404) throw new ApiError(404, "no such resource");
     } catch (thrown) {
       const error = toApiError(thrown);
-      if (error.status >= 500) log.error({ err: error.cause ?? error }, error.message);
+      if (error.status >= 500) log().error({ err: error.cause ?? error }, error.message);
       for (const [name, value] of Object.entries(error.options.headers ?? {})) ctx.set(name, value);
       writeError(ctx, error, problemBaseUri, (code, status) => {
         uncatalogued.inc();
-        log.error(
+        log().error(
           { code, status, err: error.cause ?? error },
           "an error code outside the code catalogue's problem codes",
         );
       });
     }
-    log.info(
+    if (!logger.isLevelEnabled("info")) return;
+    log().info(
       {
         method: ctx.method,
         path: redactConsolePath(ctx.path),
