@@ -26,8 +26,9 @@ export function parseQuery<S extends QueryShape>(
 ): z.output<S> {
   const problems: string[] = [];
   const given: Record<string, string> = {};
+  const query = ctx.query; // Koa parses on each read of ctx.query (from a cache); read it once
   for (const name of Object.keys(shape.shape)) {
-    const value = ctx.query[name];
+    const value = query[name];
     if (Array.isArray(value)) problems.push(`query parameter ${name} must be given at most once`);
     else if (value !== undefined) given[name] = value;
   }
