@@ -5,6 +5,9 @@
  *   knex:      db.raw(sql with ? placeholders, bindings)  (the catalog's hot path until issue 6)
  *   queryRows: the same statement ($n placeholders) on a pooled pg connection (service kit)
  *
+ * Both run the one-statement form the catalog used from issue 6 to issue 19 (unnamed, "$1 is null
+ * or ..." filters); the catalog now runs two prepared statements (services/catalog/src/db/pet-repository.ts).
+ *
  * Prints CPU microseconds per query (process.cpuUsage, user + system) per round and the median
  * queryRows/knex ratio. Env: BENCH_QUERIES per round (default 3000), BENCH_ROUNDS (default 6).
  */

@@ -11,7 +11,7 @@
  * machine's noise; each run also reads the CPU every process spent per request (/proc), and the
  * summary prints the per-round path/floor ratios, by req/s and by CPU per request. Target: the microservice path keeps at least 90% of the floor's
  * throughput (issue 6, item 8); its ratio to the monolith is printed too. Env: BENCH_CONNECTIONS
- * (default 32), BENCH_DURATION seconds per run (default 8), BENCH_ROUNDS (default 2),
+ * (default 32), BENCH_DURATION seconds per run (default 5), BENCH_ROUNDS (default 6),
  * BENCH_PETS (default 10000), BENCH_CPU_PROF (a directory: write a CPU profile per process).
  *
  * A/B against an earlier build: BENCH_BASELINE_REF=<a commit of main> adds a fourth target, the
@@ -39,8 +39,10 @@ const run = promisify(execFile);
 const repo = join(import.meta.dirname, "..", "..");
 const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const durationSeconds = Number(process.env.BENCH_DURATION ?? 8);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+// Six short rounds rather than two long ones: on a shared 2-core machine one 8 s round's
+// path/floor ratio ranged from 0.58 to 0.97 with the same build, so the median needs many pairs.
+const durationSeconds = Number(process.env.BENCH_DURATION ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
 const petCount = Number(process.env.BENCH_PETS ?? 10_000);
 const baselineRef = process.env.BENCH_BASELINE_REF;
 const tracing = process.env.BENCH_TRACING === "1";
