@@ -1,9 +1,7 @@
-import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveApp } from "./serve-app.testing.js";
 import { issueApiKey, type ApiKeyRecord } from "./domain/api-key.js";
 import type { CatalogClient } from "./grpc/catalog-client.js";
 import { createGatewayApp } from "./app.js";
@@ -26,7 +24,7 @@ describe("the gateway's request log at level warn", () => {
   const catalog = {
     listPets: () => (failNext ? Promise.reject(new Error("boom")) : Promise.resolve({ pets, nextPageToken: "" })),
   } as unknown as CatalogClient;
-  let server: Server;
+  let served: Awaited<ReturnType<typeof serveApp>>;
   let base: string;
 
   beforeAll(async () => {
@@ -43,15 +41,11 @@ describe("the gateway's request log at level warn", () => {
       readiness: () => Promise.resolve({ ready: true, checks: {} }),
       publicBaseUrl: "",
     });
-    server = createServer(app.callback()).listen(0, "127.0.0.1");
-    await once(server, "listening");
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveApp(app);
+    base = served.base;
   });
 
-  afterAll(async () => {
-    server.close();
-    await once(server, "close");
-  });
+  afterAll(() => served.close());
 
   const listPets = (requestId: string) =>
     fetch(`${base}/v1/pets`, { headers: { authorization: `Bearer ${issued.key}`, "x-request-id": requestId } });

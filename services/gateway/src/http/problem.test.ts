@@ -1,10 +1,8 @@
-import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Context } from "koa";
 import pino from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveApp } from "../serve-app.testing.js";
 import { codeEntry } from "@platform/codes";
 import { issueApiKey, type ApiKeyRecord } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
@@ -76,7 +74,7 @@ describe("the gateway app on an uncatalogued code from a service", () => {
   });
   /** Every call fails as a service answering an internal code would. */
   const failingClient = new Proxy({}, { get: () => () => Promise.reject(grpcFailure) }) as never;
-  let server: Server;
+  let served: Awaited<ReturnType<typeof serveApp>>;
   let base: string;
 
   beforeAll(async () => {
@@ -93,15 +91,11 @@ describe("the gateway app on an uncatalogued code from a service", () => {
       readiness: () => Promise.resolve({ ready: true, checks: {} }),
       publicBaseUrl: "",
     });
-    server = createServer(app.callback()).listen(0, "127.0.0.1");
-    await once(server, "listening");
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await serveApp(app);
+    base = served.base;
   });
 
-  afterAll(async () => {
-    server.close();
-    await once(server, "close");
-  });
+  afterAll(() => served.close());
 
   it("answers the status's default code, logs the code as an error and counts it", async () => {
     const response = await fetch(`${base}/api/v1/tenants/t1/webhooks/event-types`, {
