@@ -79,7 +79,7 @@ function handleErrorsAndLog(logger: Logger, problemBaseUri: string | undefined, 
     // The request's logger is made on first use: at LOG_LEVEL=warn most requests never log.
     let child: Logger | undefined;
     const log = () => (child ??= logger.child(traceId ? { requestId, trace_id: traceId } : { requestId }));
-    Object.defineProperty(ctx.state, "logger", { get: log, enumerable: true, configurable: true });
+    ctx.state.log = log;
     try {
       await next();
       if (ctx.body === undefined && ctx.status === 405) throw new ApiError(405, `${ctx.method} is not allowed here`);

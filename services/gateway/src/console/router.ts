@@ -236,7 +236,7 @@ function renderError(ctx: Context, thrown: unknown, assets: Record<ConsoleAssetN
     message = "A service the console needs is not answering. Try again in a moment.";
     headers = { "retry-after": thrown.options.headers?.["retry-after"] ?? "1" };
   } else {
-    ctx.state.logger.error({ err: thrown instanceof ApiError ? (thrown.cause ?? thrown) : thrown }, "console error");
+    ctx.state.log().error({ err: thrown instanceof ApiError ? (thrown.cause ?? thrown) : thrown }, "console error");
   }
   for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
   ctx.status = status;
