@@ -58,6 +58,27 @@ export interface CallContext {
 
 const ACTOR_PATTERN = /^[A-Za-z0-9:_.@-]{1,128}$/;
 
+/**
+ * A call's context. The request-scoped logger is made on first use (most calls never log at the
+ * configured level), through a getter on the prototype: an accessor in an object literal, made per
+ * call, turned every context into a slow dictionary-mode object (about 0.5 µs a call).
+ */
+class UnaryCallContext implements CallContext {
+  #logger: Logger | undefined;
+  constructor(
+    readonly requestId: string,
+    readonly metadata: Metadata,
+    readonly span: Span,
+    readonly traceparent: string | undefined,
+    readonly actor: string | undefined,
+    private readonly bindLogger: () => Logger,
+  ) {}
+
+  get logger(): Logger {
+    return (this.#logger ??= this.bindLogger());
+  }
+}
+
 interface MethodDefinitionLike {
   path: string;
   requestStream: boolean;
@@ -179,32 +200,21 @@ export function instrumentService<D extends ServiceDefinitionLike>(
       const presentedActor = call.metadata.get(ACTOR_METADATA)[0];
       const actor =
         typeof presentedActor === "string" && ACTOR_PATTERN.test(presentedActor) ? presentedActor : undefined;
-      // The request-scoped logger is made on first use: most calls never log at the configured level.
-      let logger: Logger | undefined;
-      const callLogger = () =>
-        (logger ??= instrumentation.logger.child({
+      const context = new UnaryCallContext(requestId, call.metadata, span, traceparent, actor, () =>
+        instrumentation.logger.child({
           requestId,
           grpcMethod: method.path,
           ...(traceparent ? { trace_id: span.spanContext().traceId } : {}),
           ...(actor ? { actor } : {}),
-        }));
-      const context: CallContext = {
-        requestId,
-        metadata: call.metadata,
-        span,
-        traceparent,
-        actor,
-        get logger() {
-          return callLogger();
-        },
-      };
+        }),
+      );
       const work: Promise<void> = handler(call.request, context).then(
         (response) => {
           finish(Status.OK);
           callback(null, response);
         },
         (error: unknown) => {
-          const serviceError = serviceErrorFor(error, callLogger());
+          const serviceError = serviceErrorFor(error, context.logger);
           finish(serviceError.code ?? Status.INTERNAL);
           callback(serviceError);
         },
@@ -224,7 +234,7 @@ export function instrumentService<D extends ServiceDefinitionLike>(
         instrumentation.handled.inc(labels);
         instrumentation.handlingSeconds.observe(labels, milliseconds / 1000);
         if (instrumentation.logger.isLevelEnabled("debug")) {
-          callLogger().debug({ grpcCode: Status[code], durationMs: milliseconds }, "rpc handled");
+          context.logger.debug({ grpcCode: Status[code], durationMs: milliseconds }, "rpc handled");
         }
       }
     };
