@@ -86,9 +86,6 @@ async function main() {
     servers: config.NATS_URL,
     name: "notify",
     logger,
-    // The relay's JetStream publish per announced event: no stack captured per publish, as in
-    // webhooks (an Error and a NatsError per publish were 1.2% of notify's CPU in the open loop).
-    noAsyncTraces: true,
     declare: async (jsm) => {
       await declareEventsStream(jsm, config.NATS_NAMESPACE);
       await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE, config.PROJECTIONS_ACK_WAIT);

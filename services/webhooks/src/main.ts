@@ -61,8 +61,6 @@ async function main() {
     servers: config.NATS_URL,
     name: "webhooks",
     logger,
-    // A job publish per delivery and one per event: no stack captured per publish (issue 19).
-    noAsyncTraces: true,
     declare: (jsm) => declareStreams(jsm, names, { leaseMs: config.WEBHOOKS_LEASE }),
   });
   const js = nc.jetstream();
