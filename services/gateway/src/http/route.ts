@@ -49,14 +49,18 @@ interface RouteRow<Deps> {
   description: string;
   /** OpenAPI parameters besides those the surface adds (tenantId, Idempotency-Key, If-None-Match). */
   parameters?: object[];
-  /** The status of a success (200 unless given); 204 has no body. */
+  /** The status of a success (200 unless given); 204 has no body. The router sends it: handlers never set it. */
   successStatus?: 200 | 201 | 202 | 204;
   /** components/schemas name of the JSON request body, declared in the capability's shapes.ts. */
   requestSchema?: string;
   /** The success body's schema; absent for a 204. */
   responseSchema?: string;
-  handle(ctx: Context, deps: Deps): Promise<void>;
+  /** Sets the body (and headers) of a success; returns OTHER_SUCCESS when it answered the row's otherSuccess. */
+  handle(ctx: Context, deps: Deps): Promise<void | typeof OTHER_SUCCESS>;
 }
+
+/** A handler's word that it answered its row's `otherSuccess` (a dry run's 200), not `successStatus`. */
+export const OTHER_SUCCESS = Symbol("otherSuccess");
 
 /**
  * A tenant-interface operation: problem+json errors, a scope and a tenant grant (authorize.ts), a
@@ -108,6 +112,15 @@ export interface CatalogRoute extends RouteRow<CatalogRouteDeps> {
 }
 
 export type Route = TenantRoute | CatalogRoute;
+
+/** The status the router sends for what a row's handler answered. */
+export function successStatusOf(route: Route, answered: void | typeof OTHER_SUCCESS): number {
+  if (answered === OTHER_SUCCESS) {
+    if (route.surface !== "tenant" || !route.otherSuccess) throw new Error(`${route.operationId} has no otherSuccess`);
+    return route.otherSuccess.status;
+  }
+  return route.successStatus ?? 200;
+}
 
 /** Every problem code a tenant route can answer with: the edge's, its body's, its idempotency's, its own. */
 export function problemCodesOf(route: TenantRoute): ProblemCode[] {

@@ -3,7 +3,7 @@ import type { Middleware } from "koa";
 import { authorize } from "./middleware/authorize.js";
 import { checkOptionalIdempotencyKey } from "./middleware/idempotency-key.js";
 import { answerPoll } from "./middleware/poll-etag.js";
-import type { Route, RouteDeps } from "./route.js";
+import { successStatusOf, type Route, type RouteDeps } from "./route.js";
 
 /** Routes are exact: no trailing-slash or letter-case aliases (/v1/pets/ and /V1/PETS are 404). */
 export const EXACT_ROUTES = { strict: true, sensitive: true } as const;
@@ -18,7 +18,10 @@ function checksOf(route: Route): Middleware[] {
 export function routerOf(routes: readonly Route[], deps: RouteDeps): Router {
   const router = new Router(EXACT_ROUTES);
   for (const route of routes) {
-    router.register(route.path, [route.method], [...checksOf(route), (ctx) => route.handle(ctx, deps)]);
+    const handle: Middleware = async (ctx) => {
+      ctx.status = successStatusOf(route, await route.handle(ctx, deps));
+    };
+    router.register(route.path, [route.method], [...checksOf(route), handle]);
   }
   return router;
 }

@@ -1,4 +1,4 @@
-import { callService as call } from "../../http/api-error.js";
+import { callService } from "../../http/api-error.js";
 import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { capabilityToJson, manifestToJson } from "./json.js";
 
@@ -26,7 +26,7 @@ export const activationRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const idempotencyKey = idempotencyKeyOf(ctx);
-      const response = await call(
+      const response = await callService(
         deps.notify.startActivation({ tenantId: tenantIdOf(ctx), idempotencyKey }, callOptionsOf(ctx)),
         { idempotencyKey, howToCheck: "Activation may have started: read GET /activation before starting it again" },
       );
@@ -54,7 +54,9 @@ export const activationRoutes: TenantRoute[] = [
     responseSchema: "ActivationManifest",
     problems: [],
     async handle(ctx, deps) {
-      const { manifest } = await call(deps.notify.getActivation({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
+      const { manifest } = await callService(
+        deps.notify.getActivation({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)),
+      );
       ctx.body = manifestToJson(manifest);
     },
   },
@@ -75,7 +77,7 @@ export const activationRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const tenantId = tenantIdOf(ctx);
-      const { capabilities } = await call(deps.notify.getCapabilities({ tenantId }, callOptionsOf(ctx)));
+      const { capabilities } = await callService(deps.notify.getCapabilities({ tenantId }, callOptionsOf(ctx)));
       ctx.body = { tenantId, data: capabilities.map(capabilityToJson) };
     },
   },

@@ -1,5 +1,5 @@
 import { PetStatus as ProtoPetStatus } from "@platform/proto/catalog/v1";
-import { callService as call } from "../../http/api-error.js";
+import { callService } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { pathParam, callOptionsOf, type CatalogRoute } from "../../http/route.js";
 import { petToJson, statusToProto } from "./json.js";
@@ -38,7 +38,7 @@ export const catalogRoutes: CatalogRoute[] = [
     errors: { statuses: [400], descriptions: { 400: "A query parameter is invalid (limit, status or cursor)." } },
     async handle(ctx, deps) {
       const query = parseListQuery(ctx);
-      const response = await call(
+      const response = await callService(
         deps.catalog.listPets(
           {
             pageSize: query.limit ?? 0, // 0: the service's default
@@ -115,7 +115,7 @@ export const catalogRoutes: CatalogRoute[] = [
     async handle(ctx, deps) {
       const idempotencyKey = ctx.state.idempotencyKey;
       const newPet = parseNewPet(await readJsonBody(ctx));
-      const { pet, replayed } = await call(
+      const { pet, replayed } = await callService(
         deps.catalog.createPet(
           {
             ...newPet,
@@ -131,7 +131,6 @@ export const catalogRoutes: CatalogRoute[] = [
       );
       const json = petToJson(pet);
       if (replayed) ctx.set("Idempotent-Replayed", "true");
-      ctx.status = 201;
       ctx.set("Location", `${deps.publicBaseUrl}/v1/pets/${String(json.id)}`);
       ctx.body = json;
     },
@@ -153,7 +152,7 @@ export const catalogRoutes: CatalogRoute[] = [
     errors: { statuses: [400, 404], descriptions: { 400: "petId is not a positive 64-bit integer." } },
     async handle(ctx, deps) {
       const id = parsePetId(pathParam(ctx, "petId"));
-      const { pet } = await call(deps.catalog.getPet({ id }, callOptionsOf(ctx)));
+      const { pet } = await callService(deps.catalog.getPet({ id }, callOptionsOf(ctx)));
       ctx.body = petToJson(pet);
     },
   },

@@ -49,7 +49,6 @@ export const consoleRoutes: TenantRoute[] = [
         throw error;
       }
       if (minted.replayed) ctx.set("Idempotent-Replayed", "true");
-      ctx.status = 201;
       ctx.body = {
         id: minted.id,
         url: `${deps.console.origin(ctx)}/console/link/${minted.token}`,

@@ -1,5 +1,5 @@
 import type { SendNotificationResponse } from "@platform/proto/notify/v1";
-import { ApiError, callService as call } from "../../http/api-error.js";
+import { ApiError, callService } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { pageParameters, pageQuery } from "../../http/page-query.js";
@@ -71,7 +71,7 @@ export const notificationRoutes: TenantRoute[] = [
       const request = toSendNotificationRequest(await readJsonBody(ctx), tenantIdOf(ctx), idempotencyKeyOf(ctx));
       let response: SendNotificationResponse;
       try {
-        response = await call(deps.notify.sendNotification(request, callOptionsOf(ctx)), {
+        response = await callService(deps.notify.sendNotification(request, callOptionsOf(ctx)), {
           idempotencyKey: request.idempotencyKey,
           howToCheck: "The notification may have been sent: read the conversation transcript before sending it again",
         });
@@ -121,7 +121,7 @@ export const notificationRoutes: TenantRoute[] = [
     async handle(ctx, deps) {
       const { limit, cursor } = pageQuery(ctx);
       const to = String((ctx.params as Record<string, string>).to ?? "");
-      const response = await call(
+      const response = await callService(
         deps.notify.listConversationMessages({ tenantId: tenantIdOf(ctx), to, limit, cursor }, callOptionsOf(ctx)),
       );
       ctx.body = {

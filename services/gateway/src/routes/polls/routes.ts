@@ -3,7 +3,7 @@
  * feed, projections of the event stream kept by notify (ProjectionService). Cursor-paged, newest
  * first, poll-friendly (ETag / If-None-Match -> 304). Ids, states and reason codes only.
  */
-import { callService as call } from "../../http/api-error.js";
+import { callService } from "../../http/api-error.js";
 import { callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { pageParameters, pageQuery } from "../../http/page-query.js";
 import { activityItemToJson, attentionItemToJson, orNull, workItemToJson } from "./json.js";
@@ -30,7 +30,7 @@ export const pollRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const page = pageQuery(ctx);
-      const response = await call(
+      const response = await callService(
         deps.projections.listWork({ tenantId: tenantIdOf(ctx), ...page }, callOptionsOf(ctx)),
       );
       ctx.body = { data: response.items.map(workItemToJson), nextCursor: orNull(response.nextCursor) };
@@ -54,7 +54,7 @@ export const pollRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const page = pageQuery(ctx);
-      const response = await call(
+      const response = await callService(
         deps.projections.listAttention({ tenantId: tenantIdOf(ctx), ...page }, callOptionsOf(ctx)),
       );
       ctx.body = { data: response.items.map(attentionItemToJson), nextCursor: orNull(response.nextCursor) };
@@ -78,7 +78,7 @@ export const pollRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const page = pageQuery(ctx);
-      const response = await call(
+      const response = await callService(
         deps.projections.listActivity({ tenantId: tenantIdOf(ctx), ...page }, callOptionsOf(ctx)),
       );
       ctx.body = { data: response.items.map(activityItemToJson), nextCursor: orNull(response.nextCursor) };

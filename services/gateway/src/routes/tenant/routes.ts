@@ -1,4 +1,4 @@
-import { callService as call } from "../../http/api-error.js";
+import { callService } from "../../http/api-error.js";
 import { callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { tenantToJson } from "./json.js";
 
@@ -22,7 +22,7 @@ export const tenantRecordRoutes: TenantRoute[] = [
     responseSchema: "Tenant",
     problems: [],
     async handle(ctx, deps) {
-      const { tenant } = await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
+      const { tenant } = await callService(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
       ctx.body = tenantToJson(tenant);
     },
   },

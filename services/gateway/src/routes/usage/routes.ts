@@ -1,4 +1,4 @@
-import { callService as call } from "../../http/api-error.js";
+import { callService } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { limitsToJson, unsetLimits, usageToJson } from "./json.js";
@@ -25,7 +25,7 @@ export const usageRoutes: TenantRoute[] = [
     responseSchema: "Usage",
     problems: [],
     async handle(ctx, deps) {
-      const { usage } = await call(deps.notify.getUsage({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
+      const { usage } = await callService(deps.notify.getUsage({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
       ctx.body = usageToJson(usage);
     },
   },
@@ -46,7 +46,7 @@ export const usageRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const tenantId = tenantIdOf(ctx);
-      const { limits } = await call(deps.notify.getUsageLimits({ tenantId }, callOptionsOf(ctx)));
+      const { limits } = await callService(deps.notify.getUsageLimits({ tenantId }, callOptionsOf(ctx)));
       ctx.body = limits ? limitsToJson(limits) : unsetLimits(tenantId);
     },
   },
@@ -70,7 +70,7 @@ export const usageRoutes: TenantRoute[] = [
     problems: ["usage.limits_invalid", "usage.version_mismatch"],
     async handle(ctx, deps) {
       const { softCap, hardCap, expectedVersion } = parseUsageLimits(await readJsonBody(ctx));
-      const response = await call(
+      const response = await callService(
         deps.notify.setUsageLimits(
           {
             tenantId: tenantIdOf(ctx),

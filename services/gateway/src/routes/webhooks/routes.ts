@@ -1,9 +1,16 @@
 import type { Context } from "koa";
-import { callService as call } from "../../http/api-error.js";
+import { callService } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { pageParameters, pageQuery, tenantQuery } from "../../http/page-query.js";
 import type { ProblemCode } from "../../http/problem.js";
-import { idempotencyKeyOf, pathParam, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
+import {
+  idempotencyKeyOf,
+  OTHER_SUCCESS,
+  pathParam,
+  callOptionsOf,
+  tenantIdOf,
+  type TenantRoute,
+} from "../../http/route.js";
 import { attemptToJson, deliveryToJson, endpointToJson, recoveryToJson, statsToJson } from "./json.js";
 import {
   deliveryQueryParameters,
@@ -54,8 +61,8 @@ function forExistingTenant(route: TenantRoute): TenantRoute {
   return {
     ...route,
     async handle(ctx, deps) {
-      await call(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
-      await route.handle(ctx, deps);
+      await callService(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
+      return route.handle(ctx, deps);
     },
   };
 }
@@ -80,7 +87,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookEventTypes",
       problems: [],
       async handle(ctx, deps) {
-        const answer = await call(deps.webhooks.listEventTypes({}, callOptionsOf(ctx)));
+        const answer = await callService(deps.webhooks.listEventTypes({}, callOptionsOf(ctx)));
         ctx.body = {
           data: answer.eventTypes.map((t) => ({
             type: t.type,
@@ -113,7 +120,7 @@ export const webhookRoutes: TenantRoute[] = (
       problems: filterCodes,
       async handle(ctx, deps) {
         const input = parseNewEndpoint(await readJsonBody(ctx));
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.createEndpoint(
             { tenantId: tenantIdOf(ctx), ...input, idempotencyKey: idempotencyKeyOf(ctx), actor: actorOf(ctx) },
             callOptionsOf(ctx),
@@ -121,7 +128,6 @@ export const webhookRoutes: TenantRoute[] = (
           mutation(ctx, "The endpoint may have been created: list the endpoints before creating it again"),
         );
         replayed(ctx, answer);
-        ctx.status = 201;
         ctx.body = { ...endpointToJson(answer.endpoint), secret: answer.secret };
       },
     },
@@ -139,7 +145,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookEndpointPage",
       problems: [],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.listEndpoints({ tenantId: tenantIdOf(ctx), ...pageQuery(ctx) }, callOptionsOf(ctx)),
         );
         ctx.body = {
@@ -162,7 +168,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookEndpoint",
       problems: ["webhook.endpoint_not_found"],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.getEndpoint(
             { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
             callOptionsOf(ctx),
@@ -190,7 +196,7 @@ export const webhookRoutes: TenantRoute[] = (
       problems: [...filterCodes, "webhook.endpoint_not_found", "webhook.version_mismatch"],
       async handle(ctx, deps) {
         const changes = parseEndpointUpdate(await readJsonBody(ctx));
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.updateEndpoint(
             {
               tenantId: tenantIdOf(ctx),
@@ -222,7 +228,7 @@ export const webhookRoutes: TenantRoute[] = (
       successStatus: 204,
       problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.deleteEndpoint(
             {
               tenantId: tenantIdOf(ctx),
@@ -236,7 +242,6 @@ export const webhookRoutes: TenantRoute[] = (
           mutation(ctx, "The endpoint may have been deleted: read it before deleting it again"),
         );
         replayed(ctx, answer);
-        ctx.status = 204;
       },
     },
     ...(
@@ -276,7 +281,7 @@ export const webhookRoutes: TenantRoute[] = (
           actor: actorOf(ctx),
         };
         const howToCheck = `The endpoint may have been ${action}d: read it before trying again`;
-        const answer = await call(
+        const answer = await callService(
           action === "pause"
             ? deps.webhooks.pauseEndpoint(request, callOptionsOf(ctx))
             : deps.webhooks.resumeEndpoint(request, callOptionsOf(ctx)),
@@ -302,7 +307,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookEndpointWithSecret",
       problems: ["webhook.endpoint_not_found", "webhook.version_mismatch"],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.rotateSecret(
             {
               tenantId: tenantIdOf(ctx),
@@ -336,7 +341,7 @@ export const webhookRoutes: TenantRoute[] = (
       problems: ["webhook.endpoint_not_found"],
       async handle(ctx, deps) {
         const { limit, cursor, status, eventType, eventId } = tenantQuery(ctx, deliveryQueryShape);
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.listDeliveries(
             {
               tenantId: tenantIdOf(ctx),
@@ -372,7 +377,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookDeliveryDetail",
       problems: ["webhook.endpoint_not_found", "webhook.delivery_not_found"],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.getDelivery(
             {
               tenantId: tenantIdOf(ctx),
@@ -410,7 +415,7 @@ export const webhookRoutes: TenantRoute[] = (
         "webhook.redrive_window_closed",
       ],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.redriveDelivery(
             {
               tenantId: tenantIdOf(ctx),
@@ -443,7 +448,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookEndpointStats",
       problems: ["webhook.endpoint_not_found"],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.getEndpointStats(
             { tenantId: tenantIdOf(ctx), endpointId: pathParam(ctx, "endpointId") },
             callOptionsOf(ctx),
@@ -472,7 +477,7 @@ export const webhookRoutes: TenantRoute[] = (
       problems: ["webhook.endpoint_not_found", "webhook.event_type_unknown", "webhook.event_type_not_subscribable"],
       async handle(ctx, deps) {
         const eventType = parseTestDelivery(await readJsonBody(ctx));
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.sendTestDelivery(
             {
               tenantId: tenantIdOf(ctx),
@@ -486,7 +491,6 @@ export const webhookRoutes: TenantRoute[] = (
           mutation(ctx, "The test delivery may have been created: list the deliveries before sending another"),
         );
         replayed(ctx, answer);
-        ctx.status = 202;
         ctx.body = deliveryToJson(answer.delivery);
       },
     },
@@ -521,7 +525,7 @@ export const webhookRoutes: TenantRoute[] = (
       ],
       async handle(ctx, deps) {
         const input = parseRecover(await readJsonBody(ctx));
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.recoverDeliveries(
             {
               tenantId: tenantIdOf(ctx),
@@ -536,11 +540,9 @@ export const webhookRoutes: TenantRoute[] = (
         );
         replayed(ctx, answer);
         if (input.dryRun) {
-          ctx.status = 200;
           ctx.body = { wouldRecover: Number(answer.wouldRecover) };
-          return;
+          return OTHER_SUCCESS;
         }
-        ctx.status = 202;
         ctx.body = recoveryToJson(answer.recovery);
       },
     },
@@ -558,7 +560,7 @@ export const webhookRoutes: TenantRoute[] = (
       responseSchema: "WebhookRecovery",
       problems: ["webhook.endpoint_not_found", "webhook.recovery_not_found"],
       async handle(ctx, deps) {
-        const answer = await call(
+        const answer = await callService(
           deps.webhooks.getRecovery(
             {
               tenantId: tenantIdOf(ctx),
