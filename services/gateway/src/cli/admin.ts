@@ -43,20 +43,7 @@ import { capabilityToJson, manifestToJson, tenantToJson, usageToJson } from "../
 import { createEventClient, type EventClient } from "../grpc/event-client.js";
 import { createNotifyClient, type NotifyClient } from "../grpc/notify-client.js";
 import { createProjectionClient, type ProjectionClient } from "../grpc/projection-client.js";
-
-/** The operator asked for something that cannot be done as asked: exit 2. */
-class UsageError extends Error {
-  override name = "UsageError";
-}
-
-/** Postgres or notify did not answer: exit 1, with the address tried and what to do. */
-class StackDownError extends Error {
-  override name = "StackDownError";
-  constructor(what: string, address: string, cause: unknown) {
-    const reason = cause instanceof Error && cause.message ? ` (${cause.message.split("\n")[0]})` : "";
-    super(`the stack seems down: could not reach ${what} at ${address}${reason}; run \`npm start\``, { cause });
-  }
-}
+import { StackDownError, UsageError } from "./errors.js";
 
 /** host:port/database of a Postgres URL: never the password. */
 function databaseAddress(url: string): string {
