@@ -91,7 +91,7 @@ interface Command {
  * Calls a service. tenant.not_found becomes "no such tenant: ID"; other refusals keep the
  * service's message (exit 2); an unreachable service says the stack seems down.
  */
-async function callService<T>(service: string, address: string, tenantId: string, call: () => Promise<T>): Promise<T> {
+async function reachService<T>(service: string, address: string, tenantId: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
@@ -110,15 +110,17 @@ async function callService<T>(service: string, address: string, tenantId: string
   }
 }
 
-const callNotify = <T>(resources: Resources, tenantId: string, call: () => Promise<T>): Promise<T> =>
-  callService("notify", resources.notifyAddress, tenantId, call);
+/** A call to notify about one tenant (empty when none). */
+const reachNotify = <T>(resources: Resources, tenantId: string, call: () => Promise<T>): Promise<T> =>
+  reachService("notify", resources.notifyAddress, tenantId, call);
 
-async function tenantCall(
+/** A call to notify answering a tenant: the tenant as the API shows it. */
+async function tenantFromNotify(
   resources: Resources,
   tenantId: string,
   call: () => Promise<{ tenant?: Parameters<typeof tenantToJson>[0] }>,
 ) {
-  return tenantToJson((await callNotify(resources, tenantId, call)).tenant);
+  return tenantToJson((await reachNotify(resources, tenantId, call)).tenant);
 }
 
 /** Every tenant must exist in notify; names all that do not. */
@@ -126,7 +128,7 @@ async function requireTenants(resources: Resources, tenantIds: string[]): Promis
   const missing: string[] = [];
   for (const tenantId of tenantIds) {
     try {
-      await callNotify(resources, tenantId, () => resources.notify().getTenant({ tenantId }, resources.call()));
+      await reachNotify(resources, tenantId, () => resources.notify().getTenant({ tenantId }, resources.call()));
     } catch (error) {
       if (error instanceof UsageError && error.message.startsWith("no such tenant")) missing.push(tenantId);
       else throw error;
@@ -197,7 +199,7 @@ const commands: Record<string, Command> = {
       const plan = values.plan === undefined ? TenantPlan.TENANT_PLAN_TESTING : plans[values.plan];
       if (plan === undefined) throw new UsageError("--plan must be testing or commercial");
       const request = { id: values.id ?? "", name: values.name, plan };
-      return tenantCall(resources, request.id, () => resources.notify().createTenant(request, resources.call()));
+      return tenantFromNotify(resources, request.id, () => resources.notify().createTenant(request, resources.call()));
     },
   },
   "tenant get": {
@@ -207,7 +209,7 @@ const commands: Record<string, Command> = {
       const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
       if (!values.id) throw new UsageError("tenant get needs --id ID");
       const tenantId = values.id;
-      return tenantCall(resources, tenantId, () => resources.notify().getTenant({ tenantId }, resources.call()));
+      return tenantFromNotify(resources, tenantId, () => resources.notify().getTenant({ tenantId }, resources.call()));
     },
   },
   "tenant plan": {
@@ -234,7 +236,7 @@ const commands: Record<string, Command> = {
         throw new UsageError("--expected-version must be a positive integer");
       }
       const tenantId = values.id;
-      const answer = await callNotify(resources, tenantId, () =>
+      const answer = await reachNotify(resources, tenantId, () =>
         resources
           .notify()
           .changePlan(
@@ -252,7 +254,9 @@ const commands: Record<string, Command> = {
       const { values } = parseArgs({ args, options: { id: { type: "string" } }, strict: true });
       if (!values.id) throw new UsageError("tenant activate needs --id ID");
       const tenantId = values.id;
-      return tenantCall(resources, tenantId, () => resources.notify().activateTenant({ tenantId }, resources.call()));
+      return tenantFromNotify(resources, tenantId, () =>
+        resources.notify().activateTenant({ tenantId }, resources.call()),
+      );
     },
   },
   "tenant channel": {
@@ -269,7 +273,7 @@ const commands: Record<string, Command> = {
         throw new UsageError("tenant channel needs --id ID --state ready|not_ready");
       }
       const tenantId = values.id;
-      return tenantCall(resources, tenantId, () =>
+      return tenantFromNotify(resources, tenantId, () =>
         resources.notify().setChannelState({ tenantId, state }, resources.call()),
       );
     },
@@ -302,7 +306,7 @@ const commands: Record<string, Command> = {
         passed: values.result === "pass",
         reasonCode: values.reason ?? "",
       };
-      const response = await callNotify(resources, tenantId, () =>
+      const response = await reachNotify(resources, tenantId, () =>
         resources.notify().reportCapabilityCheck(request, resources.call()),
       );
       return {
@@ -357,7 +361,7 @@ const commands: Record<string, Command> = {
       const tenantId = values.tenant;
       await requireTenants(resources, [tenantId]);
       const request = { tenantId, type: values.type, dataJson: values.data, eventId: values.id ?? "", occurredAt: "" };
-      const published = await callService("webhooks", resources.eventsAddress, tenantId, () =>
+      const published = await reachService("webhooks", resources.eventsAddress, tenantId, () =>
         resources.events().publishEvent(request, resources.call()),
       );
       return {
@@ -390,7 +394,7 @@ const commands: Record<string, Command> = {
       }
       const tenantId = values.tenant;
       const request = { tenantId, tokens: String(tokens), recordId: values["record-id"] ?? "" };
-      const answer = await callNotify(resources, tenantId, () =>
+      const answer = await reachNotify(resources, tenantId, () =>
         resources.notify().recordUsage(request, resources.call()),
       );
       return { ...usageToJson(answer.usage), replayed: answer.replayed };
@@ -487,7 +491,7 @@ const commands: Record<string, Command> = {
       "under a lock the live projector waits on; prints the events applied and the stream sequence read up to",
     async run(args, resources) {
       parseArgs({ args, options: {}, strict: true });
-      const result = await callService("notify", resources.notifyAddress, "", () =>
+      const result = await reachNotify(resources, "", () =>
         resources.projections().rebuildProjections({}, { ...resources.call(), timeoutMs: REBUILD_TIMEOUT_MS }),
       );
       return { eventsApplied: Number(result.eventsApplied), lastSequence: Number(result.lastSequence) };
@@ -521,7 +525,7 @@ async function setConsent(which: "opt-out" | "opt-in", args: string[], resources
   const { values } = parseArgs({ args, options: { id: { type: "string" }, to: { type: "string" } }, strict: true });
   if (!values.id || !values.to) throw new UsageError(`tenant ${which} needs --id ID --to PHONE`);
   const request = { tenantId: values.id, to: values.to, optedOut: which === "opt-out" };
-  return callNotify(resources, request.tenantId, () =>
+  return reachNotify(resources, request.tenantId, () =>
     resources.notify().setRecipientConsent(request, resources.call()),
   );
 }
