@@ -16,7 +16,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { inSpan, SpanKind, startTracing, traceparentOf } from "@platform/service-kit/tracing";
 import { loadGatewayConfig } from "../config.js";
-import { asksForHelp, commandHelp, commandList, commandOf, runCommand } from "./command-table.js";
+import { asksForHelp, commandHelp, commandList, commandOf, runCommand, type AnyCommandRow } from "./command-table.js";
 import { capabilityCommands } from "./commands/capabilities.js";
 import { consentCommands } from "./commands/consent.js";
 import { eventCommands } from "./commands/events.js";
@@ -27,7 +27,6 @@ import { usageCommands } from "./commands/usage.js";
 import { userCommands } from "./commands/users.js";
 import { UsageError } from "./errors.js";
 import { openResources, type Resources } from "./resources.js";
-import type { AnyCommandRow } from "./command-table.js";
 
 /** The table, in the order --help lists it. */
 const commands: readonly AnyCommandRow<Resources>[] = [
