@@ -9,10 +9,7 @@ import {
   SendTestDeliveryRequest,
   UpdateEndpointRequest,
   WebhookServiceService,
-  type Attempt as ProtoAttempt,
-  type Delivery as ProtoDelivery,
   type Endpoint as ProtoEndpoint,
-  type Recovery as ProtoRecovery,
 } from "@platform/proto/webhooks/v1";
 import { InvalidArgumentError } from "@platform/service-kit/errors";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
@@ -23,7 +20,6 @@ import {
   createEndpointStore,
   withoutSecrets,
   type EndpointPatch,
-  type EndpointRecord,
   type EndpointStore,
   type EndpointWithSecrets,
 } from "../db/endpoint-store.js";
@@ -34,23 +30,10 @@ import {
   type EndpointEvents,
 } from "../db/endpoint-events.js";
 import { actorOf } from "../domain/actor.js";
-import {
-  countRecoverable,
-  getRecovery,
-  insertRecovery,
-  listRecoveries,
-  type RecoveryRecord,
-} from "../db/recovery-store.js";
-import { errorClassOf } from "../domain/attempt-outcome.js";
+import { countRecoverable, getRecovery, insertRecovery, listRecoveries } from "../db/recovery-store.js";
 import { endpointHealth, successRateOf } from "../domain/endpoint-health.js";
 import { EndpointPausedError, recoveryWindow } from "../domain/recovery.js";
-import {
-  createLedgerStore,
-  deliveryState,
-  type AttemptRecord,
-  type DeliveryRecord,
-  type LedgerStore,
-} from "../db/ledger-store.js";
+import { createLedgerStore, deliveryState, type LedgerStore } from "../db/ledger-store.js";
 import type { TargetResolver } from "../delivery/target-resolver.js";
 import type { DeliveryJob, DeliveryQueue } from "../domain/delivery-job.js";
 import {
@@ -71,6 +54,9 @@ import { deliveryStatuses, redrive, redriveWindowMs, type DeliveryStatus } from 
 import { generateSigningSecret, openSecret, sealSecret, type SecretKeyRing } from "../domain/secret-box.js";
 import { rotationGraceMs } from "../domain/signature.js";
 import { buildTestEvent } from "../domain/test-event.js";
+import { toProtoAttempt, toProtoDelivery, toProtoEndpoint, toProtoRecovery } from "./webhook-service/proto-mappers.js";
+
+export { toProtoDelivery, toProtoEndpoint, toProtoRecovery } from "./webhook-service/proto-mappers.js";
 
 export interface WebhookServiceDeps {
   db: Knex;
@@ -91,81 +77,6 @@ export interface WebhookServiceDeps {
 }
 
 const statsWindowMs = 24 * 60 * 60 * 1000;
-
-export function toProtoEndpoint(endpoint: EndpointRecord): ProtoEndpoint {
-  return {
-    id: endpoint.id,
-    tenantId: endpoint.tenantId,
-    url: endpoint.url,
-    description: endpoint.description,
-    eventTypes: endpoint.eventTypes,
-    apiVersion: endpoint.apiVersion,
-    paused: endpoint.paused,
-    attentionReason: endpoint.attentionReason ?? undefined,
-    version: String(endpoint.version),
-    createdAt: endpoint.createdAt.toISOString(),
-    updatedAt: endpoint.updatedAt.toISOString(),
-    previousSecretExpiresAt: endpoint.previousSecretExpiresAt?.toISOString(),
-    // Filled from the attempts of the last 24 hours when answered (withHealth).
-    health: endpoint.paused ? "paused" : "healthy",
-    successRate24h: undefined,
-    attempts24h: "0",
-    attentionCause: endpoint.attentionCause ?? undefined,
-    attentionSince: endpoint.attentionSince?.toISOString(),
-  };
-}
-
-export function toProtoRecovery(recovery: RecoveryRecord): ProtoRecovery {
-  return {
-    id: recovery.id,
-    endpointId: recovery.endpointId,
-    since: recovery.since.toISOString(),
-    until: recovery.until?.toISOString(),
-    state: recovery.state,
-    total: String(recovery.total),
-    done: String(recovery.redriven + recovery.skipped),
-    redriven: String(recovery.redriven),
-    skipped: String(recovery.skipped),
-    failureCode: recovery.failureCode ?? undefined,
-    createdAt: recovery.createdAt.toISOString(),
-    startedAt: recovery.startedAt?.toISOString(),
-    finishedAt: recovery.finishedAt?.toISOString(),
-    updatedAt: recovery.updatedAt.toISOString(),
-    actor: recovery.actor ?? undefined,
-  };
-}
-
-export function toProtoDelivery(delivery: DeliveryRecord): ProtoDelivery {
-  return {
-    id: delivery.id,
-    endpointId: delivery.endpointId,
-    eventId: delivery.eventId,
-    eventType: delivery.eventType,
-    status: delivery.status,
-    attempts: delivery.attempts,
-    attemptsTotal: delivery.attemptsTotal,
-    nextAttemptAt: delivery.nextAttemptAt?.toISOString(),
-    livemode: delivery.livemode,
-    lastStatusCode: delivery.lastStatusCode ?? undefined,
-    lastError: delivery.lastError ?? undefined,
-    createdAt: delivery.createdAt.toISOString(),
-    updatedAt: delivery.updatedAt.toISOString(),
-  };
-}
-
-function toProtoAttempt(attempt: AttemptRecord): ProtoAttempt {
-  return {
-    number: attempt.number,
-    attemptedAt: attempt.attemptedAt.toISOString(),
-    durationMs: attempt.durationMs,
-    succeeded: attempt.succeeded,
-    statusCode: attempt.statusCode ?? undefined,
-    error: attempt.error ?? undefined,
-    responseBody: attempt.responseBody ?? Buffer.alloc(0),
-    responseBodyTruncated: attempt.responseBodyTruncated,
-    errorClass: errorClassOf(attempt) ?? "",
-  };
-}
 
 /**
  * What an idempotency record keeps of an answer that shows a secret: the endpoint and the secret
