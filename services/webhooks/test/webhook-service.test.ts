@@ -620,6 +620,121 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
     });
   });
 
+  describe("every mutation, declared", () => {
+    /** The lines logged with this message since `from`. */
+    const logged = (message: string, from: number) =>
+      logLines.slice(from).filter((line) => (JSON.parse(line) as { msg?: string }).msg === message);
+
+    it("kicks the relay and logs once after a first commit, never on a replay", async () => {
+      const { endpoint } = await create();
+      const on = { tenantId: tenant, endpointId: endpoint!.id };
+      const failed = await seedDelivery({ endpoint: endpoint!, status: "dead_lettered", attempts: 8 });
+      const since = new Date(Date.now() - 3_600_000).toISOString();
+      const calls: [keyof Methods, string, () => Promise<{ replayed: boolean }>][] = [];
+      const step = <K extends keyof Methods>(method: K, message: string, request: RequestOf<K>) =>
+        calls.push([method, message, () => rpc(method, request) as Promise<{ replayed: boolean }>]);
+      step("createEndpoint", "endpoint created", createRequest());
+      step("updateEndpoint", "endpoint updated", {
+        ...on,
+        description: "renamed",
+        eventTypes: undefined,
+        idempotencyKey: key(),
+      });
+      step("redriveDelivery", "delivery redriven", { ...on, deliveryId: failed, idempotencyKey: key() });
+      step("sendTestDelivery", "test delivery created", {
+        ...on,
+        eventType: "booking.created",
+        idempotencyKey: key(),
+      });
+      step("recoverDeliveries", "recovery created", { ...on, since, dryRun: false, idempotencyKey: key() });
+      step("rotateSecret", "endpoint secret rotated", { ...on, idempotencyKey: key() });
+      step("pauseEndpoint", "endpoint paused", { ...on, idempotencyKey: key() });
+      step("resumeEndpoint", "endpoint resumed", { ...on, idempotencyKey: key() });
+      step("deleteEndpoint", "endpoint deleted", { ...on, idempotencyKey: key() });
+      for (const [method, message, call] of calls) {
+        const kicks = relayKicks;
+        const lines = logLines.length;
+        expect((await call()).replayed, method).toBe(false);
+        expect(relayKicks - kicks, method).toBe(1);
+        expect(logged(message, lines), method).toHaveLength(1);
+        expect((await call()).replayed, method).toBe(true);
+        expect(relayKicks - kicks, method).toBe(1);
+        expect(logged(message, lines), method).toHaveLength(1);
+      }
+    });
+
+    it("a dry run of a recovery records no fact: no kick, no log line", async () => {
+      const { endpoint } = await create();
+      const kicks = relayKicks;
+      const lines = logLines.length;
+      const dry = {
+        tenantId: tenant,
+        endpointId: endpoint!.id,
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+        dryRun: true,
+        idempotencyKey: key("dry"),
+      };
+      expect(await rpc("recoverDeliveries", dry)).toEqual({ wouldRecover: "0", replayed: false });
+      expect(await rpc("recoverDeliveries", dry)).toEqual({ wouldRecover: "0", replayed: true });
+      expect(relayKicks).toBe(kicks);
+      expect(logged("recovery created", lines)).toEqual([]);
+    });
+
+    it("refuses a bad actor, endpoint input, target or test event type before the key is claimed", async () => {
+      const { endpoint } = await create();
+      const on = { tenantId: tenant, endpointId: endpoint!.id };
+      // Each refusal leaves its key unclaimed: the valid request under it then runs for the first time.
+      const createKey = key("create");
+      expect(
+        await failure(
+          rpc("createEndpoint", createRequest({ url: "https://private.example.test/", idempotencyKey: createKey })),
+        ),
+      ).toMatchObject({ status: "INVALID_ARGUMENT" });
+      expect((await rpc("createEndpoint", createRequest({ idempotencyKey: createKey }))).replayed).toBe(false);
+      const updateKey = key("update");
+      expect(
+        await failure(
+          rpc("updateEndpoint", {
+            ...on,
+            url: "http://hooks.example.test/",
+            eventTypes: undefined,
+            idempotencyKey: updateKey,
+          }),
+        ),
+      ).toMatchObject({ status: "INVALID_ARGUMENT" });
+      expect(
+        (
+          await rpc("updateEndpoint", {
+            ...on,
+            url: "https://hooks.example.test/",
+            eventTypes: undefined,
+            idempotencyKey: updateKey,
+          })
+        ).replayed,
+      ).toBe(false);
+      const testKey = key("test");
+      expect(
+        await failure(rpc("sendTestDelivery", { ...on, eventType: "nope.x", idempotencyKey: testKey })),
+      ).toMatchObject({ code: "webhook.event_type_unknown" });
+      expect(
+        (await rpc("sendTestDelivery", { ...on, eventType: "booking.created", idempotencyKey: testKey })).replayed,
+      ).toBe(false);
+      // The actor is not part of the fingerprint: the same request with a well-formed one runs.
+      const pauseKey = key("pause");
+      expect(
+        await failure(rpc("pauseEndpoint", { ...on, actor: "no spaces", idempotencyKey: pauseKey })),
+      ).toMatchObject({ status: "INVALID_ARGUMENT", code: "request.invalid" });
+      expect((await rpc("pauseEndpoint", { ...on, actor: "console:ana", idempotencyKey: pauseKey })).replayed).toBe(
+        false,
+      );
+      expect(await failure(rpc("pauseEndpoint", { ...on, tenantId: "", idempotencyKey: key() }))).toEqual({
+        status: "INVALID_ARGUMENT",
+        code: "request.invalid",
+        details: "tenant_id is required",
+      });
+    });
+  });
+
   it("lists the event catalog: 17 types (spec 6.3's 15 and issue 22's two), five coming soon and not subscribable", async () => {
     const { eventTypes, currentApiVersion } = await rpc("listEventTypes", {});
     expect(currentApiVersion).toBe("2026-07-01");
