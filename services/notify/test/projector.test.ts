@@ -66,8 +66,10 @@ describe("the projector (real NATS and Postgres)", () => {
     pool = new pg.Pool({ connectionString: scratch.url, max: 4, options: `-c search_path=${NOTIFY_SCHEMA}` });
     const tenants = createTenantRepository(db);
     for (const id of ["acme", "other"]) {
-      await tenants.create({ id, name: id, plan: "testing" });
-      await tenants.update(id, activate);
+      await db.transaction(async (trx) => {
+        await tenants.create(trx, { id, name: id, plan: "testing" });
+        await tenants.update(trx, id, activate);
+      });
     }
     nc = await connect({ servers: testNatsUrl() });
     jsm = await nc.jetstreamManager();
