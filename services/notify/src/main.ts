@@ -202,10 +202,10 @@ async function main() {
         implementation: instrumentService(
           ProjectionServiceService,
           createProjectionService({
+            db,
             reader: createProjectionReader(db),
-            rebuild: async () =>
-              rebuildProjections({
-                db,
+            rebuild: async (trx) =>
+              rebuildProjections(trx, {
                 js,
                 jsm: await nc.jetstreamManager(),
                 namespace: config.NATS_NAMESPACE,

@@ -49,11 +49,8 @@ describe("the projector (real NATS and Postgres)", () => {
   let nextOutcome: ChannelOutcome = { kind: "sent", providerMessageId: "p-1" };
   const provider: ChannelProvider = { name: "scripted", send: () => Promise.resolve(nextOutcome) };
   let sends: ReturnType<typeof createNotificationService>;
-  const rebuild = () => rebuildProjections({ db, js, jsm, namespace, logger });
-  const projections = createProjectionService({
-    reader: { listWork: () => Promise.reject(new Error("unset")) } as never,
-    rebuild,
-  });
+  const rebuild = (trx: Knex.Transaction) => rebuildProjections(trx, { js, jsm, namespace, logger });
+  let projections: ReturnType<typeof createProjectionService>;
   let service: typeof projections;
   const registry = new Registry();
   const metricValue = async (name: string) =>
@@ -86,7 +83,12 @@ describe("the projector (real NATS and Postgres)", () => {
       ttlMs: 60_000,
       testingAllowance: 1000,
     });
-    service = createProjectionService({ reader: createProjectionReader(db), rebuild });
+    projections = createProjectionService({
+      db,
+      reader: { listWork: () => Promise.reject(new Error("unset")) } as never,
+      rebuild,
+    });
+    service = createProjectionService({ db, reader: createProjectionReader(db), rebuild });
     projector = startProjector({
       db,
       js,
