@@ -3,7 +3,7 @@ import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { ProjectionReader } from "../db/projection-store.js";
 import { decodeSeqCursor, encodeSeqCursor, resolvePageLimit } from "../domain/seq-page.js";
-import { requireTenantId as tenantOf } from "../domain/tenant.js";
+import { requireTenantId } from "../domain/tenant.js";
 import type { RebuildResult } from "../events/projector.js";
 import { notifyMutations } from "./notify-mutations.js";
 
@@ -25,7 +25,7 @@ export function createProjectionService(deps: {
   return {
     async listWork(request) {
       const { limit, beforeSeq } = pageRequest(request);
-      const page = await deps.reader.listWork(tenantOf(request.tenantId), limit, beforeSeq);
+      const page = await deps.reader.listWork(requireTenantId(request.tenantId), limit, beforeSeq);
       return {
         items: page.items.map((item) => ({
           notificationId: item.notificationId,
@@ -40,7 +40,7 @@ export function createProjectionService(deps: {
     },
     async listAttention(request) {
       const { limit, beforeSeq } = pageRequest(request);
-      const page = await deps.reader.listAttention(tenantOf(request.tenantId), limit, beforeSeq);
+      const page = await deps.reader.listAttention(requireTenantId(request.tenantId), limit, beforeSeq);
       return {
         items: page.items.map((item) => ({
           id: item.id,
@@ -56,7 +56,7 @@ export function createProjectionService(deps: {
     },
     async listActivity(request) {
       const { limit, beforeSeq } = pageRequest(request);
-      const page = await deps.reader.listActivity(tenantOf(request.tenantId), limit, beforeSeq);
+      const page = await deps.reader.listActivity(requireTenantId(request.tenantId), limit, beforeSeq);
       return {
         items: page.items.map((item) => ({
           eventId: item.eventId,
