@@ -7,6 +7,8 @@ import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "./idemp
  *
  * A handler declares what is its own (checks, the effect, the fact it records, its log line, its
  * answer); `declareMutation` runs them in one order:
+ *   0. `validate`, for the few methods whose checks of the request alone have always answered
+ *      before the tenant was looked at (most have none: their checks go in `prepare`);
  *   1. the tenant check (the service's own: which tenant the request is for);
  *   2. `prepare`: validation and checks that need no transaction (nothing is claimed yet);
  *   3. the fingerprint: the method's path (from the generated definition) and the request's bytes
@@ -44,6 +46,11 @@ export interface MutationSpec<Req, Prepared, Effect, Kept, Res> {
   once?: boolean;
   /** `false`: the method is not scoped to a tenant (no tenant check; `once` needs a tenant). */
   tenant?: boolean;
+  /**
+   * Checks of the request alone that come before the tenant check, for a method whose bad request
+   * has always been refused before its tenant was looked at (so it keeps getting the same error).
+   */
+  validate?(request: Req, call: CallContext): void | Promise<void>;
   /** Checks before anything is claimed or locked (a refusal here claims no key). */
   prepare?(request: Req, call: CallContext, tenantId: string): Prepared | Promise<Prepared>;
   /** The change itself, on the transaction every write of it must use. */
@@ -68,9 +75,13 @@ export interface MutationSpec<Req, Prepared, Effect, Kept, Res> {
 
 export interface MutationDeps {
   db: Knex;
-  idempotency: IdempotencyOptions;
-  /** The service's tenant check: the tenant a request is for, or a refusal. */
-  tenantOf(request: { tenantId: string }): string;
+  /** The keys' lease and lifetime; needed when a mutation is run-once (`once`, the default). */
+  idempotency?: IdempotencyOptions;
+  /**
+   * The service's tenant check: the tenant a request is for, or a refusal; needed when a
+   * mutation is scoped to a tenant (`tenant`, the default).
+   */
+  tenantOf?(request: { tenantId: string }): string;
   /** Wakes the service's outbox relay so a recorded fact is published now, not at its next poll. */
   kick?(): void;
 }
@@ -81,10 +92,15 @@ interface Unfingerprinted {
   actor?: unknown;
 }
 
+/** The operation a method's fingerprints name: its path without the leading "/" ("pkg.v1.Service/Method"). */
+export function operationOf(method: { path: string }): string {
+  return method.path.replace(/^\//, "");
+}
+
 /** SHA-256 over the method's name (its path without the leading "/") and the request without key and actor. */
 export function mutationFingerprint<Req>(method: MutationMethod<Req, unknown>, request: Req): string {
   const what = { ...request, idempotencyKey: "", actor: undefined } satisfies Unfingerprinted;
-  return fingerprintOf(method.path.replace(/^\//, ""), method.requestSerialize(what));
+  return fingerprintOf(operationOf(method), method.requestSerialize(what));
 }
 
 /**
@@ -99,12 +115,15 @@ export function mutationsOf(deps: MutationDeps) {
     const once = spec.once ?? true;
     const scoped = spec.tenant ?? true;
     if (once && !scoped) throw new Error(`${method.path}: a run-once mutation needs a tenant to scope its key`);
+    if (scoped && !deps.tenantOf) throw new Error(`${method.path}: a tenant's mutation needs the tenant check`);
+    if (once && !deps.idempotency) throw new Error(`${method.path}: a run-once mutation needs the idempotency options`);
     const keep = (effect: Effect, input: MutationInput<Req, Prepared>): Kept =>
       spec.keep ? spec.keep(effect, input) : (effect as unknown as Kept);
 
     return async (request, call) => {
+      await spec.validate?.(request, call);
       const { tenantId: asked = "", idempotencyKey = "" } = request as Unfingerprinted & { tenantId?: string };
-      const tenantId = scoped ? deps.tenantOf({ tenantId: asked }) : "";
+      const tenantId = scoped ? deps.tenantOf!({ tenantId: asked }) : "";
       const prepared = (await spec.prepare?.(request, call, tenantId)) as Prepared;
       const input: MutationInput<Req, Prepared> = { request, tenantId, prepared, call };
       let first: { effect: Effect; recorded: number } | undefined;

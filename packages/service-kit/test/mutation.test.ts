@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DomainError, InvalidArgumentError } from "../src/errors.js";
 import type { CallContext } from "../src/grpc-server.js";
 import { createIdempotencyTable, fingerprintOf, IdempotencyKeyReusedError } from "../src/idempotency.js";
-import { mutationFingerprint, mutationsOf, type MutationSpec } from "../src/mutation.js";
+import { mutationFingerprint, mutationsOf, operationOf, type MutationSpec } from "../src/mutation.js";
 import { createDatabase, type Knex } from "../src/postgres.js";
 
 const SCHEMA = "mutation_test";
@@ -199,6 +199,53 @@ describe("declareMutation (real Postgres, no gRPC)", () => {
     // The same key with another request is refused, not replayed.
     await pause()(asked, call());
     await expect(pause()(request(tenant, "k1", "ep_2"), call())).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+  });
+
+  it("runs validate before the tenant check, so a request bad in both gets validate's refusal; nothing is claimed", async () => {
+    const validated = pause({
+      validate(request) {
+        steps.push("validate");
+        if (request.endpointId === "bad") throw new InvalidArgumentError("request.invalid", "validated first");
+      },
+    });
+    await expect(validated(request("", "k1", "bad"), call())).rejects.toThrow("validated first");
+    expect(steps).toEqual(["validate"]);
+    await expect(validated(request("", "k1"), call())).rejects.toThrow("tenant_id is required");
+    expect(steps).toEqual(["validate", "validate"]);
+    await validated(request(tenant, "k1", "ep_2"), call());
+    expect(steps.slice(2, 5)).toEqual(["validate", "prepare", "effect"]);
+    expect(await rows(tenant)).toEqual(["EP_2"]);
+  });
+
+  it("names the operation by the generated path; needs the tenant check and the key options only where it uses them", () => {
+    expect(operationOf(method)).toBe("webhooks.v1.WebhookService/PauseEndpoint");
+    const bare = mutationsOf({ db });
+    const spec = { effect: () => Promise.resolve(0), answer: () => ({}) };
+    expect(() => bare(method, spec)).toThrow("needs the tenant check");
+    expect(() => bare(method, { ...spec, tenant: false })).toThrow("needs a tenant to scope its key");
+    expect(() => mutationsOf({ db, tenantOf: ({ tenantId }) => tenantId })(method, spec)).toThrow(
+      "needs the idempotency options",
+    );
+    expect(() => bare(method, { ...spec, tenant: false, once: false })).not.toThrow();
+  });
+
+  it("runs a mutation with no tenant (tenant: false, once: false) with only the database: input.tenantId is empty", async () => {
+    const seen: string[] = [];
+    const unscoped = mutationsOf({ db })(method, {
+      tenant: false,
+      once: false,
+      async effect(trx, { tenantId }) {
+        seen.push(tenantId);
+        await trx("effects").insert({ tenant: "unscoped", endpoint: "EP_0" });
+        return 1;
+      },
+      log: () => [{ effects: 1 }, "unscoped"],
+      answer: (kept, replayed): unknown => ({ kept, replayed }),
+    });
+    expect(await unscoped(request("", ""), call())).toEqual({ kept: 1, replayed: false });
+    expect(seen).toEqual([""]);
+    expect(lines).toEqual([[{ effects: 1 }, "unscoped"]]);
+    expect(await rows("unscoped")).toEqual(["EP_0"]);
   });
 
   it("runs a keyless mutation (once: false) as one transaction on every call", async () => {

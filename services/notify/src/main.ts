@@ -113,7 +113,7 @@ async function main() {
     metricPrefix: "notify",
   });
   const events = createEventOutbox({ namespace: config.NATS_NAMESPACE, kick: () => relay.kick() });
-  const usage = createUsageStore(db, events);
+  const usage = createUsageStore(db);
   // Which UTC month usage counts in; tests that cross a month boundary inject their own.
   const clock = () => new Date();
   // The poll reads: projections of EVENTS, applied by the durable consumer notify-projections.
@@ -175,7 +175,11 @@ async function main() {
       },
       {
         definition: UsageServiceService,
-        implementation: instrumentService(UsageServiceService, createUsageService({ usage, clock }), instrumentation),
+        implementation: instrumentService(
+          UsageServiceService,
+          createUsageService({ db, usage, events, clock }),
+          instrumentation,
+        ),
       },
       {
         definition: NotificationServiceService,
@@ -198,10 +202,10 @@ async function main() {
         implementation: instrumentService(
           ProjectionServiceService,
           createProjectionService({
+            db,
             reader: createProjectionReader(db),
-            rebuild: async () =>
-              rebuildProjections({
-                db,
+            rebuild: async (trx) =>
+              rebuildProjections(trx, {
                 js,
                 jsm: await nc.jetstreamManager(),
                 namespace: config.NATS_NAMESPACE,

@@ -49,11 +49,8 @@ describe("the projector (real NATS and Postgres)", () => {
   let nextOutcome: ChannelOutcome = { kind: "sent", providerMessageId: "p-1" };
   const provider: ChannelProvider = { name: "scripted", send: () => Promise.resolve(nextOutcome) };
   let sends: ReturnType<typeof createNotificationService>;
-  const rebuild = () => rebuildProjections({ db, js, jsm, namespace, logger });
-  const projections = createProjectionService({
-    reader: { listWork: () => Promise.reject(new Error("unset")) } as never,
-    rebuild,
-  });
+  const rebuild = (trx: Knex.Transaction) => rebuildProjections(trx, { js, jsm, namespace, logger });
+  let projections: ReturnType<typeof createProjectionService>;
   let service: typeof projections;
   const registry = new Registry();
   const metricValue = async (name: string) =>
@@ -66,8 +63,10 @@ describe("the projector (real NATS and Postgres)", () => {
     pool = new pg.Pool({ connectionString: scratch.url, max: 4, options: `-c search_path=${NOTIFY_SCHEMA}` });
     const tenants = createTenantRepository(db);
     for (const id of ["acme", "other"]) {
-      await tenants.create({ id, name: id, plan: "testing" });
-      await tenants.update(id, activate);
+      await db.transaction(async (trx) => {
+        await tenants.create(trx, { id, name: id, plan: "testing" });
+        await tenants.update(trx, id, activate);
+      });
     }
     nc = await connect({ servers: testNatsUrl() });
     jsm = await nc.jetstreamManager();
@@ -84,7 +83,12 @@ describe("the projector (real NATS and Postgres)", () => {
       ttlMs: 60_000,
       testingAllowance: 1000,
     });
-    service = createProjectionService({ reader: createProjectionReader(db), rebuild });
+    projections = createProjectionService({
+      db,
+      reader: { listWork: () => Promise.reject(new Error("unset")) } as never,
+      rebuild,
+    });
+    service = createProjectionService({ db, reader: createProjectionReader(db), rebuild });
     projector = startProjector({
       db,
       js,

@@ -30,8 +30,10 @@ describe("a send through the sandbox channel (real Postgres)", () => {
     await migrateToLatest(db, NOTIFY_SCHEMA, migrations);
     pool = new pg.Pool({ connectionString: scratch.url, max: 4, options: `-c search_path=${NOTIFY_SCHEMA}` });
     const tenants = createTenantRepository(db);
-    await tenants.create({ id: "acme", name: "Acme", plan: "testing" });
-    await tenants.update("acme", activate);
+    await db.transaction(async (trx) => {
+      await tenants.create(trx, { id: "acme", name: "Acme", plan: "testing" });
+      await tenants.update(trx, "acme", activate);
+    });
   });
   afterAll(async () => {
     await pool?.end();

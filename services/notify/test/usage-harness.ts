@@ -116,7 +116,7 @@ export async function startUsageHarness(name: string, start: Date): Promise<Usag
     });
     stack.relay = relay;
     const events = createEventOutbox({ namespace, kick: () => relay.kick() });
-    const usageStore = createUsageStore(notifyDb, events);
+    const usageStore = createUsageStore(notifyDb);
     const now: { value: Date; read?: () => Date } = { value: start };
     const clock = () => (now.read ? now.read() : now.value);
     const instrumentation = createGrpcInstrumentation(logger, new Registry());
@@ -144,7 +144,7 @@ export async function startUsageHarness(name: string, start: Date): Promise<Usag
           definition: UsageServiceService,
           implementation: instrumentService(
             UsageServiceService,
-            createUsageService({ usage: usageStore, clock }),
+            createUsageService({ db: notifyDb, usage: usageStore, events, clock }),
             instrumentation,
           ),
         },

@@ -40,6 +40,19 @@ export interface EventOutbox {
   kick(): void;
 }
 
+/**
+ * Writes the events of one change, in order, in its transaction; returns how many (what a declared
+ * mutation's `record` answers, so the relay is kicked exactly when events were written).
+ */
+export async function appendEvents(
+  trx: Knex | Knex.Transaction,
+  outbox: EventOutbox,
+  events: readonly NotifyEvent[],
+): Promise<number> {
+  for (const event of events) await outbox.append(trx, event);
+  return events.length;
+}
+
 export function createEventOutbox(options: { namespace: string; kick?: () => void }): EventOutbox {
   return {
     async append(trx, event) {

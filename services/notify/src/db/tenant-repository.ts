@@ -61,11 +61,16 @@ export interface PlanChangeRecord {
   changed: boolean;
 }
 
+/**
+ * The tenants. Every write takes the transaction of the mutation it belongs to (the gRPC services
+ * declare the mutation, which opens it: grpc/notify-mutations.ts); reads run on their own.
+ */
 export interface TenantRepository {
-  create(tenant: NewTenant): Promise<Tenant>;
+  /** Inserts the tenant; TenantExistsError when the id is taken. */
+  create(trx: Knex.Transaction, tenant: NewTenant): Promise<Tenant>;
   get(id: string): Promise<Tenant>;
   /** Applies `change` to the current record under a row lock and bumps the version. */
-  update(id: string, change: (tenant: Tenant) => Tenant): Promise<Tenant>;
+  update(trx: Knex.Transaction, id: string, change: (tenant: Tenant) => Tenant): Promise<Tenant>;
   /**
    * Sets the limits; with `expectedVersion` (0: never set) only when it is the current version
    * (UsageVersionMismatchError otherwise).
@@ -81,14 +86,15 @@ export interface TenantRepository {
   getUsageLimits(tenantId: string): Promise<UsageLimits | undefined>;
   /**
    * Changes the plan under the tenant's plan lock (exclusive: it waits for the sends in flight,
-   * and sends after it read the new plan) and the row lock. `decide` sees the current record;
-   * `recount`: the month's sends are counted again from the commands (every plan's, refused ones
-   * excepted) before a move to testing. `announce` writes the events in the same transaction.
+   * and sends after it read the new plan, until `trx` ends) and the row lock. `decide` sees the
+   * current record; `recount`: the month's sends are counted again from the commands (every
+   * plan's, refused ones excepted) before a move to testing. The caller announces the change in
+   * `trx`.
    */
   changePlan(
+    trx: Knex.Transaction,
     id: string,
     decide: (tenant: Tenant) => { plan: Tenant["plan"]; reason: string; recount: boolean } | undefined,
-    announce: (trx: Knex.Transaction, change: PlanChangeRecord) => Promise<void>,
   ): Promise<PlanChangeRecord>;
   /** Marks a threshold of the month reached; true the first time (the caller announces it then). */
   markThreshold(
@@ -98,7 +104,7 @@ export interface TenantRepository {
     threshold: "80_percent" | "100_percent",
   ): Promise<boolean>;
   /** Records (or withdraws) a recipient's opt-out of this tenant's messages; `recipient` is digits. */
-  setOptOut(tenantId: string, recipient: string, optedOut: boolean): Promise<void>;
+  setOptOut(trx: Knex.Transaction, tenantId: string, recipient: string, optedOut: boolean): Promise<void>;
 }
 
 export interface UsageLimitsRow {
@@ -121,8 +127,8 @@ export function toUsageLimits(row: UsageLimitsRow): UsageLimits {
 
 export function createTenantRepository(db: Knex): TenantRepository {
   return {
-    async create(tenant) {
-      const rows = await db("tenants")
+    async create(trx, tenant) {
+      const rows = await trx("tenants")
         .insert({ id: tenant.id, name: tenant.name, plan: tenant.plan })
         .onConflict("id")
         .ignore()
@@ -135,36 +141,32 @@ export function createTenantRepository(db: Knex): TenantRepository {
       if (!row) throw new TenantNotFoundError();
       return toTenant(row);
     },
-    async changePlan(id, decide, announce) {
-      return db.transaction(async (trx) => {
-        await trx.raw("select pg_advisory_xact_lock(hashtextextended(?, 0))", [`notify.tenant_plan|${id}`]);
-        const locked = await trx("tenants").first<{ id: string } | undefined>("id").where({ id }).forUpdate();
-        if (!locked) throw new TenantNotFoundError();
-        const previous = toTenant((await tenantWithMonth(trx, id))!);
-        const next = decide(previous);
-        if (!next) return { tenant: previous, previous, changed: false };
-        await trx("tenants")
-          .update({
-            plan: next.plan,
-            plan_reason: next.reason,
-            plan_changed_at: trx.fn.now(),
-            version: trx.raw("version + 1"),
-            updated_at: trx.fn.now(),
-          })
-          .where({ id });
-        if (next.recount) {
-          await trx.raw(
-            `insert into monthly_sends (tenant_id, month, sends)
-             select ?, ${CURRENT_MONTH}, count(*) from notification_commands
-             where tenant_id = ? and month = ${CURRENT_MONTH} and state <> 'failed'
-             on conflict (tenant_id, month) do update set sends = excluded.sends`,
-            [id, id],
-          );
-        }
-        const change = { tenant: toTenant((await tenantWithMonth(trx, id))!), previous, changed: true };
-        await announce(trx, change);
-        return change;
-      });
+    async changePlan(trx, id, decide) {
+      await trx.raw("select pg_advisory_xact_lock(hashtextextended(?, 0))", [`notify.tenant_plan|${id}`]);
+      const locked = await trx("tenants").first<{ id: string } | undefined>("id").where({ id }).forUpdate();
+      if (!locked) throw new TenantNotFoundError();
+      const previous = toTenant((await tenantWithMonth(trx, id))!);
+      const next = decide(previous);
+      if (!next) return { tenant: previous, previous, changed: false };
+      await trx("tenants")
+        .update({
+          plan: next.plan,
+          plan_reason: next.reason,
+          plan_changed_at: trx.fn.now(),
+          version: trx.raw("version + 1"),
+          updated_at: trx.fn.now(),
+        })
+        .where({ id });
+      if (next.recount) {
+        await trx.raw(
+          `insert into monthly_sends (tenant_id, month, sends)
+           select ?, ${CURRENT_MONTH}, count(*) from notification_commands
+           where tenant_id = ? and month = ${CURRENT_MONTH} and state <> 'failed'
+           on conflict (tenant_id, month) do update set sends = excluded.sends`,
+          [id, id],
+        );
+      }
+      return { tenant: toTenant((await tenantWithMonth(trx, id))!), previous, changed: true };
     },
     async markThreshold(trx, tenantId, month, threshold) {
       const column = threshold === "80_percent" ? "warned_at" : "exhausted_at";
@@ -174,30 +176,28 @@ export function createTenantRepository(db: Knex): TenantRepository {
         .whereNull(column);
       return marked === 1;
     },
-    async update(id, change) {
-      return db.transaction(async (trx) => {
-        const row = await trx("tenants").first<TenantRow | undefined>("*").where({ id }).forUpdate();
-        if (!row) throw new TenantNotFoundError();
-        const next = change(toTenant(row));
-        await trx("tenants")
-          .update({
-            status: next.status,
-            activated: next.activated,
-            channel_ready: next.channelReady,
-            last_error_code: next.lastErrorCode,
-            activation_state: next.activationState,
-            activated_at:
-              next.activationState === "live" ? trx.raw("coalesce(activated_at, now())") : trx.ref("activated_at"),
-            validation_started_at:
-              next.activationState === "provisioning"
-                ? trx.ref("validation_started_at")
-                : trx.raw("coalesce(validation_started_at, now())"),
-            version: trx.raw("version + 1"),
-            updated_at: trx.fn.now(),
-          })
-          .where({ id });
-        return toTenant((await tenantWithMonth(trx, id))!);
-      });
+    async update(trx, id, change) {
+      const row = await trx("tenants").first<TenantRow | undefined>("*").where({ id }).forUpdate();
+      if (!row) throw new TenantNotFoundError();
+      const next = change(toTenant(row));
+      await trx("tenants")
+        .update({
+          status: next.status,
+          activated: next.activated,
+          channel_ready: next.channelReady,
+          last_error_code: next.lastErrorCode,
+          activation_state: next.activationState,
+          activated_at:
+            next.activationState === "live" ? trx.raw("coalesce(activated_at, now())") : trx.ref("activated_at"),
+          validation_started_at:
+            next.activationState === "provisioning"
+              ? trx.ref("validation_started_at")
+              : trx.raw("coalesce(validation_started_at, now())"),
+          version: trx.raw("version + 1"),
+          updated_at: trx.fn.now(),
+        })
+        .where({ id });
+      return toTenant((await tenantWithMonth(trx, id))!);
     },
     async setUsageLimits(trx, tenantId, softCap, hardCap, expectedVersion) {
       const tenant = await trx("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
@@ -255,16 +255,16 @@ export function createTenantRepository(db: Knex): TenantRepository {
       if (!row) throw new TenantNotFoundError();
       return row.tenant_id === null || row.tenant_id === undefined ? undefined : toUsageLimits(row as UsageLimitsRow);
     },
-    async setOptOut(tenantId, recipient, optedOut) {
-      const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
+    async setOptOut(trx, tenantId, recipient, optedOut) {
+      const tenant = await trx("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
       if (!tenant) throw new TenantNotFoundError();
       if (optedOut) {
-        await db("recipient_opt_outs")
+        await trx("recipient_opt_outs")
           .insert({ tenant_id: tenantId, recipient })
           .onConflict(["tenant_id", "recipient"])
           .ignore();
       } else {
-        await db("recipient_opt_outs").delete().where({ tenant_id: tenantId, recipient });
+        await trx("recipient_opt_outs").delete().where({ tenant_id: tenantId, recipient });
       }
     },
   };

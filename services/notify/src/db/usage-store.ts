@@ -2,7 +2,9 @@
  * Token usage per tenant and UTC month (usage_months) and the crossings of its caps. Every write
  * locks the month's row first (the upsert of a record, or `select ... for update` when the limits
  * change), so concurrent writers of one tenant serialize on it; the caps are then checked in the
- * same transaction and a newly reached cap is marked crossed and announced through the outbox in it.
+ * same transaction and a newly reached cap is marked crossed. Every write runs in the caller's
+ * transaction (the declared mutation's), and its usage.threshold_crossed events come back for the
+ * caller to append to the outbox in that transaction (they are the mutation's `record`).
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import { TenantNotFoundError } from "../domain/tenant.js";
@@ -17,7 +19,7 @@ import {
   type UsageMonth,
   type UsageThreshold,
 } from "../domain/usage-month.js";
-import type { EventOutbox } from "./event-outbox.js";
+import type { NotifyEvent } from "./event-outbox.js";
 
 interface UsageMonthRow {
   tenant_id: string;
@@ -66,22 +68,26 @@ export interface UsageSnapshot {
 export interface UsageStore {
   /**
    * Adds `tokens` to the tenant's usage of `month` (a repeated `recordId` adds nothing: replayed),
-   * crossing and announcing any cap the new total newly reaches. Throws TenantNotFoundError.
+   * crossing any cap the new total newly reaches; `events` announce those crossings, in order.
+   * Throws TenantNotFoundError.
    */
-  record(input: {
-    tenantId: string;
-    month: string;
-    tokens: number;
-    recordId?: string;
-    at: Date;
-    /** The trace context of the call: carried by the threshold events it announces. */
-    traceparent?: string | undefined;
-  }): Promise<UsageSnapshot & { replayed: boolean; announced: number }>;
+  record(
+    trx: Knex.Transaction,
+    input: {
+      tenantId: string;
+      month: string;
+      tokens: number;
+      recordId?: string;
+      at: Date;
+      /** The trace context of the call: carried by the threshold events it announces. */
+      traceparent?: string | undefined;
+    },
+  ): Promise<UsageSnapshot & { replayed: boolean; events: NotifyEvent[] }>;
   /** The tenant's usage of `month`. Throws TenantNotFoundError. */
   get(tenantId: string, month: string): Promise<UsageSnapshot>;
   /**
-   * In the caller's transaction (limits just changed): crosses and announces the caps the month's
-   * current usage reaches that were not crossed yet this month. Returns how many were announced.
+   * In the caller's transaction (limits just changed): crosses the caps the month's current usage
+   * reaches that were not crossed yet this month. Returns the events that announce them.
    */
   crossAfterLimitsChange(
     trx: Knex.Transaction,
@@ -90,26 +96,27 @@ export interface UsageStore {
     caps: { softCap: number; hardCap: number },
     at: Date,
     traceparent?: string,
-  ): Promise<number>;
+  ): Promise<NotifyEvent[]>;
 }
 
-export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
-  /** The month row is locked by the caller; marks and announces what the total newly reaches. */
+export function createUsageStore(db: Knex): UsageStore {
+  /** The month row is locked by the caller; marks what the total newly reaches, with the events announcing it. */
   async function cross(
     trx: Knex.Transaction,
     row: UsageMonthRow,
     caps: { softCap: number; hardCap: number } | undefined,
     at: Date,
     traceparent: string | undefined,
-  ): Promise<{ row: UsageMonthRow; announced: number }> {
+  ): Promise<{ row: UsageMonthRow; events: NotifyEvent[] }> {
     const tokensUsed = Number(row.tokens_used);
     const due = newlyCrossedThresholds(
       tokensUsed,
       caps,
       crossingsOf(row).map((c) => c.threshold),
     );
-    if (due.length === 0) return { row, announced: 0 };
+    if (due.length === 0) return { row, events: [] };
     const update: Record<string, unknown> = {};
+    const events: NotifyEvent[] = [];
     for (const { threshold, cap } of due) {
       const p = prefix[threshold];
       const eventId = thresholdEventId(row.tenant_id, row.month, threshold);
@@ -117,7 +124,7 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
       update[`${p}_crossed_cap`] = cap;
       update[`${p}_crossed_tokens`] = tokensUsed;
       update[`${p}_event_id`] = eventId;
-      await events.append(trx, {
+      events.push({
         id: eventId,
         type: USAGE_THRESHOLD_CROSSED,
         tenantId: row.tenant_id,
@@ -130,7 +137,7 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
       .update(update)
       .where({ tenant_id: row.tenant_id, month: row.month })
       .returning<UsageMonthRow[]>("*");
-    return { row: updated!, announced: due.length };
+    return { row: updated!, events };
   }
 
   async function limitsOf(trx: Knex | Knex.Transaction, tenantId: string): Promise<UsageLimits | undefined> {
@@ -144,42 +151,38 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
   }
 
   return {
-    async record({ tenantId, month, tokens, recordId, at, traceparent }) {
-      const result = await db.transaction(async (trx) => {
-        await requireTenant(trx, tenantId);
-        if (recordId !== undefined) {
-          const inserted = await trx("usage_records")
-            .insert({ tenant_id: tenantId, record_id: recordId, month, tokens, recorded_at: at })
-            .onConflict(["tenant_id", "record_id"])
-            .ignore()
-            .returning<{ month: string }[]>("month");
-          if (inserted.length === 0) {
-            const first = await trx("usage_records")
-              .first<{ month: string }>("month")
-              .where({ tenant_id: tenantId, record_id: recordId });
-            const row = await trx("usage_months")
-              .first<UsageMonthRow | undefined>("*")
-              .where({ tenant_id: tenantId, month: first.month });
-            return {
-              usage: toUsageMonth(tenantId, first.month, row),
-              limits: await limitsOf(trx, tenantId),
-              replayed: true,
-              announced: 0,
-            };
-          }
+    async record(trx, { tenantId, month, tokens, recordId, at, traceparent }) {
+      await requireTenant(trx, tenantId);
+      if (recordId !== undefined) {
+        const inserted = await trx("usage_records")
+          .insert({ tenant_id: tenantId, record_id: recordId, month, tokens, recorded_at: at })
+          .onConflict(["tenant_id", "record_id"])
+          .ignore()
+          .returning<{ month: string }[]>("month");
+        if (inserted.length === 0) {
+          const first = await trx("usage_records")
+            .first<{ month: string }>("month")
+            .where({ tenant_id: tenantId, record_id: recordId });
+          const row = await trx("usage_months")
+            .first<UsageMonthRow | undefined>("*")
+            .where({ tenant_id: tenantId, month: first.month });
+          return {
+            usage: toUsageMonth(tenantId, first.month, row),
+            limits: await limitsOf(trx, tenantId),
+            replayed: true,
+            events: [],
+          };
         }
-        // The upsert takes the month row's lock: concurrent records of the tenant queue here.
-        const [locked] = await trx("usage_months")
-          .insert({ tenant_id: tenantId, month, tokens_used: tokens })
-          .onConflict(["tenant_id", "month"])
-          .merge({ tokens_used: trx.raw("usage_months.tokens_used + ?", [tokens]) })
-          .returning<UsageMonthRow[]>("*");
-        const limits = await limitsOf(trx, tenantId);
-        const { row, announced } = await cross(trx, locked!, limits, at, traceparent);
-        return { usage: toUsageMonth(tenantId, month, row), limits, replayed: false, announced };
-      });
-      if (result.announced > 0) events.kick();
-      return result;
+      }
+      // The upsert takes the month row's lock: concurrent records of the tenant queue here.
+      const [locked] = await trx("usage_months")
+        .insert({ tenant_id: tenantId, month, tokens_used: tokens })
+        .onConflict(["tenant_id", "month"])
+        .merge({ tokens_used: trx.raw("usage_months.tokens_used + ?", [tokens]) })
+        .returning<UsageMonthRow[]>("*");
+      const limits = await limitsOf(trx, tenantId);
+      const { row, events } = await cross(trx, locked!, limits, at, traceparent);
+      return { usage: toUsageMonth(tenantId, month, row), limits, replayed: false, events };
     },
     async get(tenantId, month) {
       await requireTenant(db, tenantId);
@@ -191,8 +194,8 @@ export function createUsageStore(db: Knex, events: EventOutbox): UsageStore {
         .first<UsageMonthRow | undefined>("*")
         .where({ tenant_id: tenantId, month })
         .forUpdate();
-      if (!row) return 0;
-      return (await cross(trx, row, caps, at, traceparent)).announced;
+      if (!row) return [];
+      return (await cross(trx, row, caps, at, traceparent)).events;
     },
   };
 }

@@ -5,13 +5,14 @@ import { DEFAULT_TESTING_ALLOWANCE } from "./testing-allowance.js";
 /**
  * What must hold before a notification is sent (spec 4.2 consent, the testing plan's allowance),
  * and which refusal wins when several fail. The rule is written twice on purpose: here as plain
- * functions, and in the plpgsql function `record_send` (migration
- * 20261122010000_create_notifications), which is its atomic enforcement: it reads the facts,
- * claims the Idempotency-Key, counts the send and records the command in one statement, so no
- * concurrent send can slip between a check and its write. One table of cases
- * (send-preconditions.cases.ts) runs against both (send-preconditions.test.ts here,
- * test/send-preconditions.test.ts against record_send on real Postgres), so neither can change
- * alone.
+ * functions, and in the plpgsql function `record_send` (the 23-argument form the send path calls,
+ * `recordSendV2` in migration 20261124170000_tenant_plan_changes; the 15-argument form that
+ * 20261122010000_create_notifications created stays for the previous release), which is its
+ * atomic enforcement: it reads the facts, claims the Idempotency-Key, counts the send and records
+ * the command in one statement, so no concurrent send can slip between a check and its write.
+ * One table of cases (send-preconditions.cases.ts) runs against both (send-preconditions.test.ts
+ * here, test/send-preconditions.test.ts against record_send on real Postgres), so neither can
+ * change alone.
  *
  * In record_send's order:
  *   1. a live claim on the Idempotency-Key: the request is a repeat, answered from the key

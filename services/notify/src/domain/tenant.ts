@@ -59,6 +59,12 @@ export function isTenantId(value: string): boolean {
   return TENANT_ID.test(value);
 }
 
+/** notify's tenant check: an unknown or malformed id is simply "not found" (the partner learns nothing more). */
+export function requireTenantId(id: string): string {
+  if (!isTenantId(id)) throw new TenantNotFoundError();
+  return id;
+}
+
 export function newTenantId(): string {
   return `ten_${randomBytes(12).toString("hex")}`;
 }

@@ -153,40 +153,41 @@ export interface RebuildResult {
 }
 
 /**
- * Empties the projections and replays the stream into them, in one transaction under the
- * exclusive lock (the live projector waits, then goes on deduped).
+ * Empties the projections and replays the stream into them, in one transaction (`trx`, the
+ * rebuild's: grpc/projection-service.ts) under the exclusive lock (the live projector waits, then
+ * goes on deduped).
  */
-export async function rebuildProjections(options: {
-  db: Knex;
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-  namespace: string;
-  logger: Logger;
-}): Promise<RebuildResult> {
+export async function rebuildProjections(
+  trx: Knex.Transaction,
+  options: {
+    js: JetStreamClient;
+    jsm: JetStreamManager;
+    namespace: string;
+    logger: Logger;
+  },
+): Promise<RebuildResult> {
   const stream = eventsStreamName(options.namespace);
-  return options.db.transaction(async (trx) => {
-    await lockExclusive(trx);
-    await truncateProjections(trx);
-    const info = await options.jsm.streams.info(stream);
-    const last = info.state.last_seq;
-    let applied = 0;
-    if (info.state.messages === 0 || last === 0) return { eventsApplied: 0, lastSequence: last };
-    const consumer = await options.js.consumers.get(stream, {
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: info.state.first_seq,
-    });
-    const messages = await consumer.consume({ max_messages: 256 });
-    try {
-      for await (const msg of messages) {
-        const event = decodeBusEvent(msg.data);
-        if (event && (await applyEvents(trx, [{ event, seq: msg.seq }])).has(event.id)) applied += 1;
-        if (msg.seq >= last) break;
-      }
-    } finally {
-      messages.stop();
-      await consumer.delete().catch(() => undefined);
-    }
-    options.logger.info({ eventsApplied: applied, lastSequence: last }, "projections rebuilt");
-    return { eventsApplied: applied, lastSequence: last };
+  await lockExclusive(trx);
+  await truncateProjections(trx);
+  const info = await options.jsm.streams.info(stream);
+  const last = info.state.last_seq;
+  let applied = 0;
+  if (info.state.messages === 0 || last === 0) return { eventsApplied: 0, lastSequence: last };
+  const consumer = await options.js.consumers.get(stream, {
+    deliver_policy: DeliverPolicy.StartSequence,
+    opt_start_seq: info.state.first_seq,
   });
+  const messages = await consumer.consume({ max_messages: 256 });
+  try {
+    for await (const msg of messages) {
+      const event = decodeBusEvent(msg.data);
+      if (event && (await applyEvents(trx, [{ event, seq: msg.seq }])).has(event.id)) applied += 1;
+      if (msg.seq >= last) break;
+    }
+  } finally {
+    messages.stop();
+    await consumer.delete().catch(() => undefined);
+  }
+  options.logger.info({ eventsApplied: applied, lastSequence: last }, "projections rebuilt");
+  return { eventsApplied: applied, lastSequence: last };
 }

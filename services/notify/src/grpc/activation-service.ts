@@ -1,11 +1,10 @@
 import {
   ActivationServiceService,
-  StartActivationRequest,
   type ActivationManifest,
   type Capability,
 } from "@platform/proto/notify/v1/activation";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
-import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platform/service-kit/idempotency";
+import type { IdempotencyOptions } from "@platform/service-kit/idempotency";
 import type { Knex } from "@platform/service-kit/postgres";
 import { snapshotOf, type ActivationRepository, type StoredActivation } from "../db/activation-repository.js";
 import {
@@ -16,8 +15,9 @@ import {
   type ActivationEvent,
   type ActivationState,
 } from "../domain/activation.js";
-import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
-import type { EventOutbox } from "../db/event-outbox.js";
+import { requireTenantId } from "../domain/tenant.js";
+import { appendEvents, type EventOutbox } from "../db/event-outbox.js";
+import { notifyMutations } from "./notify-mutations.js";
 
 const iso = (date: Date | null) => (date ? date.toISOString() : "");
 
@@ -78,11 +78,6 @@ export function capabilitiesOf(stored: StoredActivation, required: readonly stri
   });
 }
 
-function requireTenantId(id: string): string {
-  if (!isTenantId(id)) throw new TenantNotFoundError();
-  return id;
-}
-
 export interface ActivationServiceDeps {
   db: Knex;
   activation: ActivationRepository;
@@ -93,90 +88,78 @@ export interface ActivationServiceDeps {
   now?: () => Date;
 }
 
-/** Appends the events of one change, in order, in the change's transaction. */
-export async function appendActivationEvents(
+/** Appends the events of one change, in order, in the change's transaction; returns how many. */
+export function appendActivationEvents(
   trx: Knex.Transaction,
   events: EventOutbox,
   tenantId: string,
   list: readonly ActivationEvent[],
   now: Date,
   traceparent?: string,
-): Promise<void> {
-  for (const event of list) {
-    await events.append(trx, { type: event.type, tenantId, occurredAt: now, object: event.object, traceparent });
-  }
+): Promise<number> {
+  return appendEvents(
+    trx,
+    events,
+    list.map((event) => ({ type: event.type, tenantId, occurredAt: now, object: event.object, traceparent })),
+  );
 }
 
 /** notify.v1.ActivationService: activation, its manifest, capability checks and their report. */
 export function createActivationService(deps: ActivationServiceDeps): UnaryHandlers<typeof ActivationServiceService> {
   const required = deps.requiredCapabilities;
   const now = deps.now ?? (() => new Date());
+  const declare = notifyMutations(deps);
   return {
-    async startActivation(request, { logger, traceparent }) {
-      const tenantId = requireTenantId(request.tenantId);
-      const fingerprint = fingerprintOf(
-        "notify.v1.ActivationService/StartActivation",
-        StartActivationRequest.encode({ ...request, idempotencyKey: "" }).finish(),
-      );
-      let emitted = 0;
-      const outcome = await runIdempotently(
-        deps.db,
-        { scope: tenantId, key: request.idempotencyKey, fingerprint },
-        async (trx) => {
-          const at = now();
-          const before = await deps.activation.lock(trx, tenantId);
-          const result = startActivation(snapshotOf(before, required), at);
-          if (result.changed) {
-            await deps.activation.saveTenant(trx, before, result, at);
-            await appendActivationEvents(trx, deps.events, tenantId, result.events, at, traceparent);
-            emitted = result.events.length;
-          }
-          // The answer is the manifest as this execution left it (kept for replays).
-          return manifestOf(await deps.activation.lock(trx, tenantId), required);
-        },
-        deps.idempotency,
-      );
-      if (emitted > 0) deps.events.kick();
-      if (!outcome.replayed) logger.info({ tenantId, state: outcome.result.state }, "activation started");
-      return { manifest: outcome.result, replayed: outcome.replayed };
-    },
+    startActivation: declare(ActivationServiceService.startActivation, {
+      async effect(trx, { tenantId }) {
+        const at = now();
+        const before = await deps.activation.lock(trx, tenantId);
+        const result = startActivation(snapshotOf(before, required), at);
+        if (result.changed) await deps.activation.saveTenant(trx, before, result, at);
+        // The answer is the manifest as this execution left it (kept for replays).
+        const manifest = manifestOf(await deps.activation.lock(trx, tenantId), required);
+        return { manifest, events: result.changed ? result.events : [], at };
+      },
+      record: (trx, { events, at }, { tenantId, call }) =>
+        appendActivationEvents(trx, deps.events, tenantId, events, at, call.traceparent),
+      keep: ({ manifest }) => manifest,
+      log: ({ manifest }, { tenantId }) => [{ tenantId, state: manifest.state }, "activation started"],
+      answer: (manifest, replayed) => ({ manifest, replayed }),
+    }),
     async getActivation(request) {
       const stored = await deps.activation.get(requireTenantId(request.tenantId));
       return { manifest: manifestOf(stored, required) };
     },
-    async reportCapabilityCheck(request, { logger, traceparent }) {
-      const tenantId = requireTenantId(request.tenantId);
-      const report = validateCapabilityReport({
-        capability: request.capability,
-        passed: request.passed,
-        reasonCode: request.reasonCode,
-      });
-      const { stored, capability, events } = await deps.db.transaction(async (trx) => {
+    reportCapabilityCheck: declare(ActivationServiceService.reportCapabilityCheck, {
+      once: false,
+      prepare: (request) =>
+        validateCapabilityReport({
+          capability: request.capability,
+          passed: request.passed,
+          reasonCode: request.reasonCode,
+        }),
+      async effect(trx, { tenantId, prepared: report }) {
         const at = now();
         const before = await deps.activation.lock(trx, tenantId);
         const result = reportCapabilityCheck(snapshotOf(before, required), report, at);
         await deps.activation.saveCapability(trx, tenantId, result.capability);
-        if (result.changed) {
-          await deps.activation.saveTenant(trx, before, result, at, result.channelReady);
-          await appendActivationEvents(trx, deps.events, tenantId, result.events, at, traceparent);
-        }
-        return {
-          stored: await deps.activation.lock(trx, tenantId),
-          capability: result.capability,
-          events: result.events,
-        };
-      });
-      if (events.length > 0) deps.events.kick();
-      logger.info(
+        if (result.changed) await deps.activation.saveTenant(trx, before, result, at, result.channelReady);
+        return { result, at, stored: await deps.activation.lock(trx, tenantId) };
+      },
+      record: (trx, { result, at }, { tenantId, call }) =>
+        result.changed
+          ? appendActivationEvents(trx, deps.events, tenantId, result.events, at, call.traceparent)
+          : Promise.resolve(0),
+      log: ({ result: { capability, events } }, { tenantId }) => [
         { tenantId, capability: capability.name, result: capability.lastResult, events: events.map((e) => e.type) },
         "capability check reported",
-      );
-      return {
+      ],
+      answer: ({ stored, result: { capability, events } }) => ({
         capability: capabilitiesOf(stored, required).find((c) => c.name === capability.name),
         manifest: manifestOf(stored, required),
         emittedEventTypes: events.map((e) => e.type),
-      };
-    },
+      }),
+    }),
     async getCapabilities(request) {
       const stored = await deps.activation.get(requireTenantId(request.tenantId));
       return { capabilities: capabilitiesOf(stored, required) };

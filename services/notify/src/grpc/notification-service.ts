@@ -13,6 +13,7 @@ import {
   IdempotencyKeyReusedError,
 } from "@platform/service-kit/idempotency";
 import type { Logger } from "@platform/service-kit/logger";
+import { operationOf } from "@platform/service-kit/mutation";
 import type { NotificationStore, StoredSend } from "../db/notification-store.js";
 import { refusalError, type ChannelOutcome, type ChannelProvider } from "../domain/channel-provider.js";
 import {
@@ -28,14 +29,23 @@ import {
   type NotificationRequest,
 } from "../domain/notification.js";
 import { decideRepeat } from "../domain/notification-repeat.js";
-import { isTenantId, TenantNotFoundError } from "../domain/tenant.js";
+import { requireTenantId } from "../domain/tenant.js";
 import { decodeSeqCursor, resolvePageLimit, toSeqPage } from "../domain/seq-page.js";
 import type { NotificationMetrics } from "./notification-metrics.js";
 import { inSpan, noTracing, SpanKind, SpanStatusCode, type Tracer } from "@platform/service-kit/tracing";
 import { allowanceView } from "../domain/testing-allowance.js";
 import { toProtoAllowance } from "./tenant-service.js";
 
-const SEND_OPERATION = "notify.v1.NotificationService/SendNotification";
+/**
+ * The send is notify's one mutation not declared with service-kit's declareMutation (mutation.ts):
+ * its provider call must sit outside any transaction, between two commits of its own (record, then
+ * complete; notification-store.ts), each one prepared statement on the send path's own pool, with
+ * its own claim states (a send abandoned between them is settled as unknown, never sent twice).
+ * It shares the pieces that fit: notify's tenant check, and the operation its fingerprint names,
+ * from the generated path. Its fingerprint is over the canonical notification (what the validated
+ * request asks to send: canonicalNotification), not the request's bytes, as it always was.
+ */
+const SEND_OPERATION = operationOf(NotificationServiceService.sendNotification);
 
 export interface NotificationServiceDeps {
   store: NotificationStore;
@@ -48,11 +58,6 @@ export interface NotificationServiceDeps {
   testingAllowance: number;
   /** Spans around the provider call (no-op by default and when tracing is off). */
   tracer?: Tracer;
-}
-
-function requireTenantId(id: string): string {
-  if (!isTenantId(id)) throw new TenantNotFoundError();
-  return id;
 }
 
 function inputFrom(request: SendNotificationRequest) {

@@ -1,24 +1,23 @@
 import {
   ChannelState,
-  SetUsageLimitsRequest,
   TenantPlan as ProtoPlan,
   TenantServiceService,
   type Tenant as ProtoTenant,
   type TestingAllowance as ProtoTestingAllowance,
   type UsageLimits as ProtoUsageLimits,
 } from "@platform/proto/notify/v1";
-import { fingerprintOf, runIdempotently, type IdempotencyOptions } from "@platform/service-kit/idempotency";
+import type { IdempotencyOptions } from "@platform/service-kit/idempotency";
 import type { UnaryHandlers } from "@platform/service-kit/grpc-server";
 import type { Knex } from "@platform/service-kit/postgres";
-import type { TenantRepository } from "../db/tenant-repository.js";
-import type { EventOutbox } from "../db/event-outbox.js";
+import type { PlanChangeRecord, TenantRepository } from "../db/tenant-repository.js";
+import { appendEvents, type EventOutbox, type NotifyEvent } from "../db/event-outbox.js";
 import { createActivationRepository, snapshotOf } from "../db/activation-repository.js";
 import { forceLive } from "../domain/activation.js";
 import { appendActivationEvents } from "./activation-service.js";
+import { notifyMutations } from "./notify-mutations.js";
 import {
   InvalidTenantError,
-  isTenantId,
-  TenantNotFoundError,
+  requireTenantId,
   validateNewTenant,
   withChannel,
   type Tenant,
@@ -40,7 +39,9 @@ import {
   TESTING_ALLOWANCE_THRESHOLD_CROSSED,
   thresholdSends,
   validatePlanChange,
+  type AllowanceThreshold,
   type AllowanceView,
+  type PlanChange,
 } from "../domain/testing-allowance.js";
 
 const planToProto: Record<TenantPlan, ProtoPlan> = {
@@ -109,12 +110,6 @@ function toProtoLimits(limits: StoredUsageLimits): ProtoUsageLimits {
   };
 }
 
-/** An unknown or malformed id is simply "not found": the partner learns nothing more. */
-function requireTenantId(id: string): string {
-  if (!isTenantId(id)) throw new TenantNotFoundError();
-  return id;
-}
-
 /** notify.v1.TenantService: tenants and their usage limits. */
 export function createTenantService(deps: {
   db: Knex;
@@ -131,145 +126,169 @@ export function createTenantService(deps: {
 }): UnaryHandlers<typeof TenantServiceService> {
   const allowance = deps.testingAllowance ?? DEFAULT_TESTING_ALLOWANCE;
   const activation = createActivationRepository(deps.db);
+  const declare = notifyMutations(deps);
+
+  /**
+   * Back on testing: the allowance thresholds the recounted month already stands past, each marked
+   * reached the first time (in `trx`); those it marks now are announced with the change.
+   */
+  async function thresholdsReached(trx: Knex.Transaction, tenantId: string, tenant: Tenant) {
+    const reached: AllowanceThreshold[] = [];
+    if (tenant.plan !== "testing") return reached;
+    for (const threshold of allowanceThresholds) {
+      if (tenant.monthSends < thresholdSends(allowance, threshold)) continue;
+      if (await deps.tenants.markThreshold(trx, tenantId, tenant.month, threshold)) reached.push(threshold);
+    }
+    return reached;
+  }
+
+  /** tenant.plan_changed, then the allowance thresholds it made reached, in order. */
+  function planChangeEvents(
+    tenantId: string,
+    { tenant, previous }: PlanChangeRecord,
+    change: PlanChange,
+    reached: readonly AllowanceThreshold[],
+    traceparent: string | undefined,
+  ): NotifyEvent[] {
+    const at = tenant.planChangedAt ?? new Date();
+    const planChanged: NotifyEvent = {
+      type: TENANT_PLAN_CHANGED,
+      tenantId,
+      occurredAt: at,
+      object: planChangedObject({
+        tenantId,
+        plan: tenant.plan,
+        previousPlan: previous.plan,
+        reason: change.reason,
+        version: tenant.version,
+        changedAt: at,
+        actor: change.actor,
+        month: tenant.month,
+      }),
+      traceparent,
+    };
+    return [
+      planChanged,
+      ...reached.map((threshold) => ({
+        id: allowanceThresholdEventId(tenantId, tenant.month, threshold),
+        type: TESTING_ALLOWANCE_THRESHOLD_CROSSED,
+        tenantId,
+        occurredAt: at,
+        object: allowanceThresholdObject(tenantId, tenant.month, threshold, allowance),
+        traceparent,
+      })),
+    ];
+  }
+
   return {
-    async createTenant(request, { logger }) {
-      const tenant = await deps.tenants.create(
+    createTenant: declare(TenantServiceService.createTenant, {
+      tenant: false,
+      once: false,
+      prepare: (request) =>
         validateNewTenant({ id: request.id, name: request.name, plan: planFromProto(request.plan) }),
-      );
-      logger.info({ tenantId: tenant.id }, "tenant created");
-      return { tenant: toProtoTenant(tenant, allowance) };
-    },
+      effect: (trx, { prepared }) => deps.tenants.create(trx, prepared),
+      log: (tenant) => [{ tenantId: tenant.id }, "tenant created"],
+      answer: (tenant) => ({ tenant: toProtoTenant(tenant, allowance) }),
+    }),
     async getTenant(request) {
       return { tenant: toProtoTenant(await deps.tenants.get(requireTenantId(request.tenantId)), allowance) };
     },
-    async activateTenant(request, { logger, traceparent }) {
-      // The operator's override: live now, channel ready, tenant.activated unless it already was.
-      const tenantId = requireTenantId(request.tenantId);
-      const emitted = await deps.db.transaction(async (trx) => {
+    // The operator's override: live now, channel ready, tenant.activated unless it already was.
+    activateTenant: declare(TenantServiceService.activateTenant, {
+      once: false,
+      async effect(trx, { tenantId }) {
         const at = new Date();
         const before = await activation.lock(trx, tenantId);
         const outcome = forceLive(snapshotOf(before, []), at);
         await activation.saveTenant(trx, before, { ...outcome, changed: true }, at, true);
-        await appendActivationEvents(trx, deps.events, tenantId, outcome.events, at, traceparent);
-        return outcome.events.length;
-      });
-      if (emitted > 0) deps.events.kick();
-      const tenant = await deps.tenants.get(tenantId);
-      logger.info({ tenantId: tenant.id }, "tenant activated");
-      return { tenant: toProtoTenant(tenant, allowance) };
-    },
-    async setChannelState(request) {
-      if (request.state === ChannelState.CHANNEL_STATE_UNSPECIFIED || !(request.state in ChannelState)) {
-        throw new InvalidTenantError("state must be ready or not_ready");
-      }
-      const ready = request.state === ChannelState.CHANNEL_STATE_READY;
-      const tenant = await deps.tenants.update(requireTenantId(request.tenantId), (t) => withChannel(t, ready));
-      return { tenant: toProtoTenant(tenant, allowance) };
-    },
-    async setUsageLimits(request, { traceparent }) {
-      let announced = 0;
-      const tenantId = requireTenantId(request.tenantId);
-      const { softCap, hardCap } = validateUsageLimits(Number(request.softCap), Number(request.hardCap));
-      const expectedVersion = validateExpectedVersion(
-        request.expectedVersion === undefined ? undefined : Number(request.expectedVersion),
-      );
-      const fingerprint = fingerprintOf(
-        "notify.v1.TenantService/SetUsageLimits",
-        SetUsageLimitsRequest.encode({ ...request, idempotencyKey: "" }).finish(),
-      );
-      const outcome = await runIdempotently(
-        deps.db,
-        { scope: tenantId, key: request.idempotencyKey, fingerprint },
-        async (trx) => {
-          const limits = await deps.tenants.setUsageLimits(trx, tenantId, softCap, hardCap, expectedVersion);
-          if (deps.usage) {
-            const at = (deps.clock ?? (() => new Date()))();
-            announced = await deps.usage.crossAfterLimitsChange(
-              trx,
-              tenantId,
-              usageMonthOf(at),
-              limits,
-              at,
-              traceparent,
-            );
-          }
-          return toStoredLimits(limits);
-        },
-        deps.idempotency,
-      );
-      if (announced > 0) deps.events.kick();
-      return { limits: toProtoLimits(outcome.result), replayed: outcome.replayed };
-    },
-    async changePlan(request, { logger, traceparent }) {
-      const tenantId = requireTenantId(request.tenantId);
-      const change = validatePlanChange({
-        plan: request.plan === ProtoPlan.TENANT_PLAN_UNSPECIFIED ? undefined : planFromProto(request.plan),
-        reason: request.reason,
-        expectedVersion: request.expectedVersion === undefined ? undefined : Number(request.expectedVersion),
-        actor: request.actor,
-      });
-      let announced = 0;
-      const outcome = await deps.tenants.changePlan(
-        tenantId,
-        (tenant) => {
+        return { events: outcome.events, at };
+      },
+      record: (trx, { events, at }, { tenantId, call }) =>
+        appendActivationEvents(trx, deps.events, tenantId, events, at, call.traceparent),
+      log: (_, { tenantId }) => [{ tenantId }, "tenant activated"],
+      // The tenant as read after the commit.
+      answer: async (_, __, { tenantId }) => ({
+        tenant: toProtoTenant(await deps.tenants.get(tenantId), allowance),
+      }),
+    }),
+    setChannelState: declare(TenantServiceService.setChannelState, {
+      once: false,
+      // A bad state is refused before the tenant is looked at.
+      validate(request) {
+        if (request.state === ChannelState.CHANNEL_STATE_UNSPECIFIED || !(request.state in ChannelState)) {
+          throw new InvalidTenantError("state must be ready or not_ready");
+        }
+      },
+      effect: (trx, { request, tenantId }) =>
+        deps.tenants.update(trx, tenantId, (t) => withChannel(t, request.state === ChannelState.CHANNEL_STATE_READY)),
+      answer: (tenant) => ({ tenant: toProtoTenant(tenant, allowance) }),
+    }),
+    setUsageLimits: declare(TenantServiceService.setUsageLimits, {
+      prepare(request) {
+        const { softCap, hardCap } = validateUsageLimits(Number(request.softCap), Number(request.hardCap));
+        const expectedVersion = validateExpectedVersion(
+          request.expectedVersion === undefined ? undefined : Number(request.expectedVersion),
+        );
+        return { softCap, hardCap, expectedVersion };
+      },
+      async effect(trx, { tenantId, prepared: { softCap, hardCap, expectedVersion }, call }) {
+        const limits = await deps.tenants.setUsageLimits(trx, tenantId, softCap, hardCap, expectedVersion);
+        if (!deps.usage) return { limits, crossed: [] };
+        const at = (deps.clock ?? (() => new Date()))();
+        const month = usageMonthOf(at);
+        const crossed = await deps.usage.crossAfterLimitsChange(trx, tenantId, month, limits, at, call.traceparent);
+        return { limits, crossed };
+      },
+      record: (trx, { crossed }) => appendEvents(trx, deps.events, crossed),
+      keep: ({ limits }) => toStoredLimits(limits),
+      answer: (limits, replayed) => ({ limits: toProtoLimits(limits), replayed }),
+    }),
+    changePlan: declare(TenantServiceService.changePlan, {
+      once: false,
+      prepare: (request) =>
+        validatePlanChange({
+          plan: request.plan === ProtoPlan.TENANT_PLAN_UNSPECIFIED ? undefined : planFromProto(request.plan),
+          reason: request.reason,
+          expectedVersion: request.expectedVersion === undefined ? undefined : Number(request.expectedVersion),
+          actor: request.actor,
+        }),
+      async effect(trx, { tenantId, prepared: change }) {
+        const outcome = await deps.tenants.changePlan(trx, tenantId, (tenant) => {
           const decision = decidePlanChange(tenant, change);
           return decision.kind === "unchanged"
             ? undefined
             : { plan: change.plan, reason: change.reason, recount: decision.recount };
-        },
-        async (trx, { tenant, previous }) => {
-          const at = tenant.planChangedAt ?? new Date();
-          await deps.events.append(trx, {
-            type: TENANT_PLAN_CHANGED,
-            tenantId,
-            occurredAt: at,
-            object: planChangedObject({
-              tenantId,
-              plan: tenant.plan,
-              previousPlan: previous.plan,
-              reason: change.reason,
-              version: tenant.version,
-              changedAt: at,
-              actor: change.actor,
-              month: tenant.month,
-            }),
-            traceparent,
-          });
-          announced++;
-          if (tenant.plan !== "testing") return;
-          // Back on testing: the recounted month may already stand past a threshold.
-          for (const threshold of allowanceThresholds) {
-            if (tenant.monthSends < thresholdSends(allowance, threshold)) continue;
-            if (!(await deps.tenants.markThreshold(trx, tenantId, tenant.month, threshold))) continue;
-            await deps.events.append(trx, {
-              id: allowanceThresholdEventId(tenantId, tenant.month, threshold),
-              type: TESTING_ALLOWANCE_THRESHOLD_CROSSED,
-              tenantId,
-              occurredAt: at,
-              object: allowanceThresholdObject(tenantId, tenant.month, threshold, allowance),
-              traceparent,
-            });
-            announced++;
-          }
-        },
-      );
-      if (announced > 0) deps.events.kick();
-      logger.info(
+        });
+        return { outcome, reached: outcome.changed ? await thresholdsReached(trx, tenantId, outcome.tenant) : [] };
+      },
+      record: (trx, { outcome, reached }, { tenantId, prepared: change, call }) =>
+        outcome.changed
+          ? appendEvents(trx, deps.events, planChangeEvents(tenantId, outcome, change, reached, call.traceparent))
+          : Promise.resolve(0),
+      log: ({ outcome }, { tenantId, prepared: change }) => [
         { tenantId, plan: outcome.tenant.plan, reason: change.reason, changed: outcome.changed },
         outcome.changed ? "tenant plan changed" : "tenant plan unchanged (already on it)",
-      );
-      return { tenant: toProtoTenant(outcome.tenant, allowance), changed: outcome.changed };
-    },
+      ],
+      answer: ({ outcome }) => ({ tenant: toProtoTenant(outcome.tenant, allowance), changed: outcome.changed }),
+    }),
     async getUsageLimits(request) {
       const limits = await deps.tenants.getUsageLimits(requireTenantId(request.tenantId));
       return { limits: limits === undefined ? undefined : toProtoLimits(toStoredLimits(limits)) };
     },
-    async setRecipientConsent(request, { logger }) {
-      const tenantId = requireTenantId(request.tenantId);
-      const recipient = parseRecipient(request.to);
-      await deps.tenants.setOptOut(tenantId, recipient, request.optedOut);
-      logger.info({ tenantId, to: maskRecipient(recipient), optedOut: request.optedOut }, "recipient consent changed");
-      return { tenantId, recipient, optedOut: request.optedOut };
-    },
+    setRecipientConsent: declare(TenantServiceService.setRecipientConsent, {
+      once: false,
+      prepare: (request) => parseRecipient(request.to),
+      effect: (trx, { tenantId, prepared: recipient, request }) =>
+        deps.tenants.setOptOut(trx, tenantId, recipient, request.optedOut),
+      log: (_, { tenantId, prepared: recipient, request }) => [
+        { tenantId, to: maskRecipient(recipient), optedOut: request.optedOut },
+        "recipient consent changed",
+      ],
+      answer: (_, __, { tenantId, prepared: recipient, request }) => ({
+        tenantId,
+        recipient,
+        optedOut: request.optedOut,
+      }),
+    }),
   };
 }
