@@ -1,11 +1,11 @@
 import type { Context } from "koa";
 import type { Endpoint, EventType } from "@platform/proto/webhooks/v1";
 import { roleReaches, type ConsoleViewer } from "../../domain/console-role.js";
-import { decoyPasswordHash, verifyPassword } from "../../domain/console-password.js";
 import { ApiError, callService } from "../../http/api-error.js";
 import { deliveryChart } from "../delivery-chart.js";
 import { html, type SafeHtml } from "../html.js";
 import { csrfField, idempotencyField, time } from "../layout.js";
+import { checkPassword } from "../password-check.js";
 import {
   formIdempotencyKey,
   page,
@@ -29,7 +29,6 @@ import {
   successRateText,
   versionField,
 } from "../webhook-views.js";
-import { accountThrottleKey, addressThrottleKey } from "./sign-in.js";
 
 /**
  * The console's webhook endpoint pages (issue 18): the list with health, the 24 h success rate
@@ -543,11 +542,9 @@ async function rotatePage(request: SignedInRequest, deps: ConsoleDeps) {
   return page("Rotate the signing secret", rotateForm(request, endpoint!));
 }
 
-const minutes = (ms: number) => Math.max(1, Math.ceil(ms / 60_000));
-
 /**
- * Rotation asks for the password again: checked with the sign-in's argon2 verification and counted
- * against the sign-in's throttle (the same account and address keys), so it is no way around it.
+ * Rotation asks for the password again: `checkPassword`, the sign-in's own rule (its argon2
+ * verification and its throttle, the same account and address keys), so it is no way around it.
  */
 async function rotateSecret(request: SignedInRequest, deps: ConsoleDeps) {
   const { ctx, viewer, call, form } = request;
@@ -558,25 +555,17 @@ async function rotateSecret(request: SignedInRequest, deps: ConsoleDeps) {
     const { endpoint } = await callService(deps.webhooks.getEndpoint({ tenantId: viewer.tenantId, endpointId }, call));
     return page("Rotate the signing secret", rotateForm(request, endpoint!, error), { status, headers });
   };
-  const { login } = deps.settings;
-  const accountKey = accountThrottleKey(viewer.tenantId, viewer.email);
-  const addressKey = addressThrottleKey(ctx);
-  const counts = await deps.store.countAttempt([accountKey, addressKey], login.windowMs);
-  const account = counts.find((c) => c.key === accountKey)!;
-  const address = counts.find((c) => c.key === addressKey)!;
-  const over =
-    account.attempts > login.accountLimit ? account : address.attempts > login.addressLimit ? address : undefined;
-  if (over) {
-    return reask(429, `Too many password attempts. Try again in ${minutes(over.windowLeftMs)} minute(s).`, {
-      "retry-after": String(Math.max(1, Math.ceil(over.windowLeftMs / 1000))),
-    });
+  const check = await checkPassword(deps, {
+    tenantId: viewer.tenantId,
+    email: viewer.email,
+    address: ctx.ip,
+    password: form.get("password"),
+    userId: viewer.userId,
+  });
+  if (check.outcome === "throttled") {
+    return reask(429, `Too many password attempts. Try again in ${check.minutesLeft} minute(s).`, check.headers);
   }
-  const credentials = await deps.store.findCredentials(viewer.tenantId, viewer.email);
-  const verified = await verifyPassword(credentials?.passwordHash ?? (await decoyPasswordHash()), form.get("password"));
-  if (!credentials || !verified || credentials.viewer.userId !== viewer.userId) {
-    return reask(400, "The password is wrong. The secret was not rotated.");
-  }
-  await deps.store.forgiveAttempt(accountKey, addressKey);
+  if (check.outcome === "refused") return reask(400, "The password is wrong. The secret was not rotated.");
   let answer;
   try {
     answer = await callService(
