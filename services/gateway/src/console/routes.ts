@@ -7,6 +7,7 @@ import { tenantRoutes } from "./pages/tenant.js";
 import { userRoutes } from "./pages/users.js";
 import { webhookDeliveryRoutes } from "./pages/webhook-deliveries.js";
 import { webhookEndpointRoutes } from "./pages/webhook-endpoints.js";
+import { webhookSecretRoutes } from "./pages/webhook-secret.js";
 import type { ConsoleRoute } from "./route.js";
 
 /**
@@ -23,6 +24,7 @@ export const consoleRoutes: readonly ConsoleRoute[] = [
   ...tenantRoutes,
   ...userRoutes,
   ...webhookEndpointRoutes,
+  ...webhookSecretRoutes,
   ...webhookDeliveryRoutes,
 ];
 
