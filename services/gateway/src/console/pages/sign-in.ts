@@ -78,7 +78,7 @@ async function signIn(request: PublicRequest, deps: ConsoleDeps) {
 }
 
 /** Sign in and sign out. */
-export const signInRoutes: ConsoleRoute[] = [
+export const signInPages: ConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/login",

@@ -145,7 +145,7 @@ async function recoveryPage(request: SignedInRequest, deps: ConsoleDeps) {
 }
 
 /** The delivery and recovery pages and actions. */
-export const webhookDeliveryRoutes: SignedInConsoleRoute[] = [
+export const webhookDeliveryPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/webhooks/:endpointId/deliveries/:deliveryId",

@@ -295,7 +295,7 @@ async function sendTest(request: SignedInRequest, deps: ConsoleDeps) {
 }
 
 /** The webhook endpoint pages and actions. */
-export const webhookEndpointRoutes: SignedInConsoleRoute[] = [
+export const webhookEndpointPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
     path: ENDPOINT_LIST,

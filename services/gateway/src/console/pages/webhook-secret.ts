@@ -71,7 +71,7 @@ async function rotateSecret(request: SignedInRequest, deps: ConsoleDeps) {
 }
 
 /** Rotating an endpoint's signing secret. */
-export const webhookSecretRoutes: SignedInConsoleRoute[] = [
+export const webhookSecretPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/webhooks/:endpointId/rotate-secret",
