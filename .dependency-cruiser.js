@@ -100,6 +100,15 @@ export default {
       from: { path: `^services/[^/]+/src/(${adapters.join("|")})(/|$)` },
       to: { path: `^services/[^/]+/src/(${adapters.join("|")})(/|$)`, circular: true },
     },
+    {
+      name: "console-page-imports-no-page",
+      severity: "error",
+      comment:
+        "A console page (console/pages/) imports no other page: what two pages share (views, a security " +
+        "rule such as the password check) lives in a module of its own beside them.",
+      from: { path: "^services/([^/]+)/src/console/pages/", pathNot: notATest },
+      to: { path: "^services/$1/src/console/pages/" },
+    },
   ],
   options: {
     // Compiled output and installed packages are leaves: their imports are not followed.

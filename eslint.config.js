@@ -44,4 +44,33 @@ export default tseslint.config(
     files: ["**/*.js"],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // Files a browser runs as classic scripts (the console's services/gateway/static/*.js, served
+    // under script-src 'self'): no modules, and only the browser's globals, named here so that a
+    // typo or a Node global (process, Buffer) is an error.
+    files: ["services/*/static/**/*.js"],
+    languageOptions: {
+      sourceType: "script",
+      globals: {
+        window: "readonly",
+        document: "readonly",
+        navigator: "readonly",
+        location: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        console: "readonly",
+      },
+    },
+    rules: {
+      // The TypeScript parser reads import and export in a script too: refuse them here.
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "ImportDeclaration, ImportExpression, ExportNamedDeclaration, ExportDefaultDeclaration, ExportAllDeclaration",
+          message: "served as a classic script: no import or export",
+        },
+      ],
+    },
+  },
 );

@@ -231,6 +231,26 @@ describe("dependency rules (.dependency-cruiser.js)", () => {
       new Set(["services/a/src/events", "services/a/src/delivery"]),
     );
   });
+
+  it("console-page-imports-no-page: a console page importing another page (its test may import its own)", async () => {
+    const found = await violations({
+      "services/a/src/console/pages/sign-in.ts": "export const throttleKey = (email: string) => email;\n",
+      "services/a/src/console/pages/sign-in.test.ts":
+        'import { throttleKey } from "./sign-in.js";\nthrottleKey("a");\n',
+      "services/a/src/console/pages/rotate.ts":
+        'import { throttleKey } from "./sign-in.js";\nexport const r = throttleKey;\n',
+      "services/a/src/console/password-check.ts": "export const check = 1;\n",
+      "services/a/src/console/pages/users.ts":
+        'import { check } from "../password-check.js";\nexport const u = check;\n',
+    });
+    expect(found).toEqual([
+      {
+        rule: "console-page-imports-no-page",
+        from: "services/a/src/console/pages/rotate.ts",
+        to: "services/a/src/console/pages/sign-in.ts",
+      },
+    ]);
+  });
 });
 
 /** The package patterns eslint.config.js forbids in services/*\/src/domain/ (a negated one allows). */

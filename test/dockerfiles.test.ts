@@ -100,6 +100,18 @@ describe("deploy/docker/generate.js", () => {
     );
   });
 
+  it("refuses a package.json whose files name a wildcard or leave out dist", async () => {
+    const { dockerfiles } = (await import(generator)) as { dockerfiles: Generate };
+    const file = join(fixture, "services", "gateway", "package.json");
+    const manifest = JSON.parse(readFileSync(file, "utf8")) as { files?: string[] };
+    for (const files of [["dist", "static/*.js"], ["static"]]) {
+      writeFileSync(file, JSON.stringify({ ...manifest, files }));
+      await expect(dockerfiles(fixture)).rejects.toThrow(
+        'services/gateway/package.json: "files" names dist and folders of its own, without wildcards',
+      );
+    }
+  });
+
   it("refuses a build project that misses a workspace the service imports", async () => {
     const { dockerfiles } = (await import(generator)) as { dockerfiles: Generate };
     editBuildProject("gateway", (project) => {
@@ -145,6 +157,16 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
     const expected = [...runtimeWorkspaces(`services/${service}`), `services/${service}`];
     expect(new Set(copied)).toEqual(new Set(expected));
     expect(copied).not.toContain("packages/local-stack");
+  });
+
+  it("copies, as they are, what the package.json of each workspace it runs with ships besides dist", () => {
+    const copied = runtime!.lines.filter((l) => l.startsWith("COPY ") && !l.startsWith("COPY --from="));
+    const expected = [...runtimeWorkspaces(`services/${service}`), `services/${service}`].flatMap((dir) => {
+      const { files } = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) as { files?: string[] };
+      return (files ?? []).filter((entry) => entry !== "dist").map((entry) => `COPY ${dir}/${entry} ${dir}/${entry}`);
+    });
+    expect(copied.filter((l) => !/\bpackage(-lock)?\.json\b/.test(l))).toEqual(expected);
+    for (const line of expected) expect(existsSync(join(root, line.split(" ")[1]!)), line).toBe(true);
   });
 
   it("copies the manifests of exactly the workspaces it runs with, so npm ci installs nothing for the others", () => {

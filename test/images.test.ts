@@ -2,6 +2,7 @@
 // (test/docker-emulator.ts: no container engine runs here), then started as the cluster starts
 // it: does it carry what it runs and nothing else, and does it get as far as its own start-up?
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -155,11 +156,25 @@ describe.each(services)("the %s image", (service) => {
     expect(linked.map((name) => dirOfName.get(name)).sort()).toEqual([...runsWith].sort());
     for (const dir of runsWith) {
       expect(existsSync(join(app, dir, "dist")), `${dir}/dist`).toBe(true);
-      const sources = own.filter((path) => path.startsWith(`${dir}/`) && !path.startsWith(`${dir}/dist/`));
-      expect(sources.sort(), `${dir} carries only its manifest and dist`).toEqual([
-        `${dir}/dist`,
-        `${dir}/package.json`,
-      ]);
+      // What its package.json ships besides dist (the gateway's static/): the repository's files, byte for byte.
+      const shipped = ((readJson(`${dir}/package.json`).files as string[] | undefined) ?? []).filter(
+        (entry) => entry !== "dist",
+      );
+      for (const entry of shipped) {
+        const files = paths.filter(
+          (path) => path.startsWith(`${dir}/${entry}/`) && lstatSync(join(app, path)).isFile(),
+        );
+        expect(files.length, `${dir}/${entry}`).toBeGreaterThan(0);
+        for (const path of files)
+          expect(readFileSync(join(app, path)).equals(readFileSync(join(root, path))), path).toBe(true);
+      }
+      const sources = own.filter(
+        (path) =>
+          path.startsWith(`${dir}/`) && ![...shipped, "dist"].some((entry) => path.startsWith(`${dir}/${entry}/`)),
+      );
+      expect(sources.sort(), `${dir} carries only its manifest, dist and what its package.json ships`).toEqual(
+        [`${dir}/dist`, `${dir}/package.json`, ...shipped.map((entry) => `${dir}/${entry}`)].sort(),
+      );
     }
     // No test code, compiled or not.
     expect(own.filter((path) => /(^|\/)(test|tests|__tests__)(\/|$)|\.test\.(js|d\.ts)$/.test(path))).toEqual([]);
@@ -229,6 +244,28 @@ describe.each(services)("the %s image", (service) => {
       expect(fatal.map((line) => line.msg)[0], output).toMatch(
         /^invalid configuration: DATABASE_URL: must be a postgres:\/\/ URL \(got "mysql:\/\/db:3306\/platform"\)/,
       );
+    },
+    240_000,
+  );
+
+  it.runIf(service === "gateway")(
+    "serves the console's script and style sheet from the files it ships, at the addresses of their bytes",
+    async () => {
+      const image = await images.get(service)!;
+      const load =
+        'const { loadConsoleAssets } = await import(process.cwd() + "/services/gateway/dist/src/console/assets.js");' +
+        "console.log(JSON.stringify(Object.values(loadConsoleAssets()).map((asset) => asset.path)));";
+      const { code, output } = await startImage(image, { command: ["node", "--input-type=module", "-e", load] });
+      expect(code, output).toBe(0);
+      const digest = (name: string) =>
+        createHash("sha256")
+          .update(readFileSync(join(root, "services", "gateway", "static", name)))
+          .digest("hex")
+          .slice(0, 16);
+      const paths = JSON.parse(output.trim().split("\n").at(-1)!) as string[];
+      for (const name of ["console-script.js", "console-style.css"]) {
+        expect(paths).toContain(`/console/assets/${digest(name)}/${name}`);
+      }
     },
     240_000,
   );

@@ -11,6 +11,9 @@
 //     projects that one references, transitively; each project's `include` is what is copied.
 //     They must be the same workspaces as the ones it runs with: a build project that references
 //     more (a test helper) or fewer (an import tsc cannot find) is refused here.
+//   - what it runs besides compiled code: the entries of each workspace's package.json "files"
+//     other than dist (the gateway's static/: the console's script and style sheet), copied as they
+//     are into the runtime stage
 //   - its version: its package.json version (the OCI version label)
 //   - its ports: deploy/helm/platform/values.yaml, <service>.port and <service>.metricsPort
 import { existsSync } from "node:fs";
@@ -85,6 +88,23 @@ async function buildProjects(root, project, seen = new Map()) {
 }
 
 /**
+ * What a workspace's package.json "files" ships besides its compiled dist/: folders or files of
+ * the workspace read at run time as they are. None when it has no "files".
+ * @param {string} root
+ * @param {string} dir
+ * @returns {Promise<string[]>}
+ */
+async function shippedAsIs(root, dir) {
+  /** @type {string[] | undefined} */
+  const files = (await readJson(join(root, dir, "package.json"))).files;
+  if (files === undefined) return [];
+  if (!files.includes("dist") || files.some((entry) => /[*?!]/.test(entry) || entry.startsWith(".."))) {
+    throw new Error(`${dir}/package.json: "files" names dist and folders of its own, without wildcards`);
+  }
+  return files.filter((entry) => entry !== "dist");
+}
+
+/**
  * Fills the template: `{{name}}` inside a line is replaced by a string; a line holding only
  * `{{name}}` is replaced by a list of lines.
  * @param {string} template
@@ -113,6 +133,8 @@ function fill(template, values) {
   if (unused.length > 0) throw new Error(`Dockerfile.template does not use ${unused.join(", ")}`);
   return lines.join("\n");
 }
+
+const shippedComment = '# What it reads at run time as it is, not compiled (package.json "files" besides dist).';
 
 /**
  * Every service's Dockerfile as the template makes it: repository-relative path -> content.
@@ -148,6 +170,10 @@ export async function dockerfiles(root = defaultRoot) {
       throw new Error(`deploy/helm/platform/values.yaml has no ${service}.port and ${service}.metricsPort`);
     }
     const own = [...imports, serviceDir];
+    const shipped = [];
+    for (const dir of own) {
+      for (const entry of await shippedAsIs(root, dir)) shipped.push(posix.join(dir, entry));
+    }
     const text = fill(template, {
       service,
       version,
@@ -163,6 +189,7 @@ export async function dockerfiles(root = defaultRoot) {
       }),
       buildProject: `${serviceDir}/${projects.get(serviceDir)?.file}`,
       compiled: own.map((dir) => `COPY --from=build /app/${dir}/dist ${dir}/dist`),
+      shipped: shipped.length === 0 ? [] : [shippedComment, ...shipped.map((path) => `COPY ${path} ${path}`)],
       ports: ports.join(" "),
     });
     result.set(`${serviceDir}/Dockerfile`, text);

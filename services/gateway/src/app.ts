@@ -25,7 +25,7 @@ import type { ConsoleLinks } from "./db/console-links.js";
 import type { ConsoleStore } from "./db/console-store.js";
 import { consoleOriginOf, type ConsoleSettings } from "./console/route.js";
 import { consoleMiddleware } from "./console/router.js";
-import { consoleRoutes, redactConsolePath } from "./console/routes.js";
+import { consolePages, redactConsolePath } from "./console/routes.js";
 import "./http/state.js";
 
 export interface Readiness {
@@ -179,7 +179,7 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     // Everything under /console: pages, their checks and errors, as HTML; never the API's edge.
     const { notify, webhooks, projections } = deps;
     const { store, settings } = deps.console;
-    app.use(consoleMiddleware(consoleRoutes, { notify, webhooks, projections, store, settings }));
+    app.use(consoleMiddleware(consolePages, { notify, webhooks, projections, store, settings }));
   }
   app.use(announceDeprecations(catalogRoutes, deps.publicBaseUrl));
   app.use(edge);

@@ -7,7 +7,7 @@ import {
 } from "@platform/local-stack/https-receiver";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleRoutes } from "../src/console/routes.js";
+import { consolePages } from "../src/console/routes.js";
 import {
   browserSkipReason,
   consoleContext,
@@ -31,7 +31,7 @@ if (skipReason) console.warn(`console browser test skipped: ${skipReason}`);
  * (a `:param` is one path segment). A path is the page of the most specific pattern it matches
  * (`/console/webhooks/new` is the new-endpoint page, not an endpoint called "new").
  */
-const consolePages = consoleRoutes
+const pageRows = consolePages
   .filter((route) => route.method === "GET")
   .map((route) => ({
     path: route.path,
@@ -39,7 +39,7 @@ const consolePages = consoleRoutes
     params: route.path.split(":").length - 1,
   }));
 const pageOf = (pathname: string): string | undefined =>
-  consolePages.filter((known) => known.pattern.test(pathname)).sort((a, b) => a.params - b.params)[0]?.path;
+  pageRows.filter((known) => known.pattern.test(pathname)).sort((a, b) => a.params - b.params)[0]?.path;
 
 /**
  * The console in a real browser (issue 18 items 3 and 4): Debian's Chromium through
@@ -641,7 +641,7 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
   });
 
   it("axe has checked every page of the console's route table", () => {
-    // Every GET row of consoleRoutes: a new page fails here until the test visits it with axe.
-    expect([...checked].sort()).toEqual(consolePages.map((known) => known.path).sort());
+    // Every GET row of consolePages: a new page fails here until the test visits it with axe.
+    expect([...checked].sort()).toEqual(pageRows.map((known) => known.path).sort());
   });
 });

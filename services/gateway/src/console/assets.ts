@@ -1,8 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { consoleScript } from "./assets/console-script.js";
-import { consoleStyle } from "./assets/console-style.js";
 
 /** A static file of the console: served at an address that changes with its bytes. */
 export interface ConsoleAsset {
@@ -27,16 +25,30 @@ function asset(name: ConsoleAssetName, contentType: string, body: Buffer): Conso
 }
 
 /**
- * The console's three static files, read once at start: htmx from node_modules (htmx.org, pinned
- * to an exact version in the gateway's package.json; nothing is downloaded at run time), the
- * console's own script and style sheet.
+ * The console's three static files, read once at start and served as their bytes: htmx from
+ * node_modules (htmx.org, pinned to an exact version in the gateway's package.json; nothing is
+ * downloaded at run time), and the console's own script and style sheet, the files of the
+ * gateway's `static/` folder (its package.json exports and ships them beside `dist/`, so the
+ * compiled code finds them as the sources do):
+ * - `console-script.js`, a classic script the pages work without (plain forms,
+ *   POST-redirect-GET). With it, every <time datetime> shows the viewer's local time with the UTC
+ *   time the server rendered in its title; a <button data-copy="id" hidden> is shown and copies the
+ *   text of the element with that id (the secret, "copy as curl"); htmx requests carry the
+ *   session's CSRF token in X-CSRF-Token (from <meta name="csrf-token">), for hx-post buttons
+ *   outside a form. No eval, no inline handlers: the CSP allows only scripts from 'self'.
+ * - `console-style.css`, the one style sheet (CSP style-src 'self': no inline style anywhere).
  */
 export function loadConsoleAssets(): Record<ConsoleAssetName, ConsoleAsset> {
   const require = createRequire(import.meta.url);
-  const htmx = readFileSync(require.resolve("htmx.org/dist/htmx.min.js"));
+  const file = (specifier: string) => readFileSync(require.resolve(specifier));
+  const javascript = "text/javascript; charset=utf-8";
   return {
-    "htmx.min.js": asset("htmx.min.js", "text/javascript; charset=utf-8", htmx),
-    "console-script.js": asset("console-script.js", "text/javascript; charset=utf-8", Buffer.from(consoleScript)),
-    "console-style.css": asset("console-style.css", "text/css; charset=utf-8", Buffer.from(consoleStyle)),
+    "htmx.min.js": asset("htmx.min.js", javascript, file("htmx.org/dist/htmx.min.js")),
+    "console-script.js": asset("console-script.js", javascript, file("@platform/gateway/static/console-script.js")),
+    "console-style.css": asset(
+      "console-style.css",
+      "text/css; charset=utf-8",
+      file("@platform/gateway/static/console-style.css"),
+    ),
   };
 }

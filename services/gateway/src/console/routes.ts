@@ -1,12 +1,13 @@
-import { attentionRoutes } from "./pages/attention.js";
-import { consoleLinkRoutes } from "./pages/console-link.js";
-import { homeRoutes } from "./pages/home.js";
-import { invitationRoutes } from "./pages/invitation.js";
-import { signInRoutes } from "./pages/sign-in.js";
-import { tenantRoutes } from "./pages/tenant.js";
-import { userRoutes } from "./pages/users.js";
-import { webhookDeliveryRoutes } from "./pages/webhook-deliveries.js";
-import { webhookEndpointRoutes } from "./pages/webhook-endpoints.js";
+import { attentionPages } from "./pages/attention.js";
+import { consoleLinkPages } from "./pages/console-link.js";
+import { homePages } from "./pages/home.js";
+import { invitationPages } from "./pages/invitation.js";
+import { signInPages } from "./pages/sign-in.js";
+import { tenantPages } from "./pages/tenant.js";
+import { userPages } from "./pages/users.js";
+import { webhookDeliveryPages } from "./pages/webhook-deliveries.js";
+import { webhookEndpointPages } from "./pages/webhook-endpoints.js";
+import { webhookSecretPages } from "./pages/webhook-secret.js";
 import type { ConsoleRoute } from "./route.js";
 
 /**
@@ -14,22 +15,23 @@ import type { ConsoleRoute } from "./route.js";
  * row: method, path under /console, the least role (or "public"), a handler returning a page or a
  * redirect. The router (router.ts) puts the session, same-origin, CSRF and role checks in front.
  */
-export const consoleRoutes: readonly ConsoleRoute[] = [
-  ...homeRoutes,
-  ...signInRoutes,
-  ...invitationRoutes,
-  ...consoleLinkRoutes,
-  ...attentionRoutes,
-  ...tenantRoutes,
-  ...userRoutes,
-  ...webhookEndpointRoutes,
-  ...webhookDeliveryRoutes,
+export const consolePages: readonly ConsoleRoute[] = [
+  ...homePages,
+  ...signInPages,
+  ...invitationPages,
+  ...consoleLinkPages,
+  ...attentionPages,
+  ...tenantPages,
+  ...userPages,
+  ...webhookEndpointPages,
+  ...webhookSecretPages,
+  ...webhookDeliveryPages,
 ];
 
 /** The paths before a secret segment (`/console/invitation/` of `/console/invitation/:token`). */
 const secretPrefixes = [
   ...new Set(
-    consoleRoutes
+    consolePages
       .filter((route) => route.secretParam !== undefined)
       .map((route) => route.path.slice(0, route.path.indexOf(`:${route.secretParam}`))),
   ),

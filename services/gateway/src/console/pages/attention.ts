@@ -186,7 +186,7 @@ function activation(items: AttentionItem[], viewer: ConsoleViewer): SafeHtml {
 }
 
 /** The attention inbox: what needs someone, grouped, each with its next step. */
-export const attentionRoutes: SignedInConsoleRoute[] = [
+export const attentionPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/attention",

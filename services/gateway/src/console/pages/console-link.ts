@@ -9,7 +9,7 @@ import { page, redirect, type ConsoleRoute } from "../route.js";
  * 303 to the page it names, so the token leaves the address bar at once; the request log shows
  * it redacted and Referrer-Policy: same-origin keeps it out of Referer headers to other origins.
  */
-export const consoleLinkRoutes: ConsoleRoute[] = [
+export const consoleLinkPages: ConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/link/:token",

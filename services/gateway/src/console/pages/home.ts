@@ -5,7 +5,7 @@ import { time } from "../layout.js";
 import { page, type SignedInConsoleRoute } from "../route.js";
 
 /** The console's home: who is signed in, for which tenant (read over gRPC as the user). */
-export const homeRoutes: SignedInConsoleRoute[] = [
+export const homePages: SignedInConsoleRoute[] = [
   {
     method: "GET",
     path: "/console",

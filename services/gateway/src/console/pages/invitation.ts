@@ -43,7 +43,7 @@ function setPasswordForm(request: PublicRequest, email: string, tenantId: string
  * The one-time invitation link of `admin user create`: set a password, which consumes the link
  * and signs the user in. The token is in the path: the request log shows it redacted.
  */
-export const invitationRoutes: ConsoleRoute[] = [
+export const invitationPages: ConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/invitation/:token",

@@ -1,4 +1,3 @@
-import type { Context } from "koa";
 import {
   isConsoleLocation,
   page,
@@ -7,9 +6,9 @@ import {
   type ConsoleRoute,
   type PublicRequest,
 } from "../route.js";
-import { decoyPasswordHash, verifyPassword } from "../../domain/console-password.js";
 import { html, type SafeHtml } from "../html.js";
 import { csrfField } from "../layout.js";
+import { checkPassword } from "../password-check.js";
 
 /** Where to go after signing in: `next` when it is a console path, else the home page. */
 const nextOf = (value: string) => (value !== "" && isConsoleLocation(value) ? value : "/console");
@@ -37,11 +36,10 @@ function signInPage(csrfToken: string, form: SignInForm, notice?: string): SafeH
     </form>`;
 }
 
-/** The throttle's keys: the account (tenant and email, whether or not it exists) and the client address. */
-export const accountThrottleKey = (tenant: string, email: string) => `account:${tenant}:${email}`;
-export const addressThrottleKey = (ctx: Context) => `address:${ctx.ip}`;
-
-const minutes = (ms: number) => Math.max(1, Math.ceil(ms / 60_000));
+const THROTTLED_TEXT = {
+  account: "Too many failed sign-in attempts for this account.",
+  address: "Too many sign-in attempts from your network.",
+};
 
 async function signIn(request: PublicRequest, deps: ConsoleDeps) {
   const { ctx, form, csrfToken } = request;
@@ -60,40 +58,27 @@ async function signIn(request: PublicRequest, deps: ConsoleDeps) {
       },
     );
   }
-  const { login } = deps.settings;
-  const accountKey = accountThrottleKey(entered.tenant, entered.email);
-  const addressKey = addressThrottleKey(ctx);
-  const counts = await deps.store.countAttempt([accountKey, addressKey], login.windowMs);
-  const account = counts.find((c) => c.key === accountKey)!;
-  const address = counts.find((c) => c.key === addressKey)!;
-  const over =
-    account.attempts > login.accountLimit
-      ? { count: account, text: "Too many failed sign-in attempts for this account." }
-      : address.attempts > login.addressLimit
-        ? { count: address, text: "Too many sign-in attempts from your network." }
-        : undefined;
-  if (over) {
-    const retryAfter = Math.max(1, Math.ceil(over.count.windowLeftMs / 1000));
-    const error = `${over.text} Try again in ${minutes(over.count.windowLeftMs)} minute${minutes(over.count.windowLeftMs) === 1 ? "" : "s"}.`;
-    return page("Sign in", signInPage(csrfToken, { ...entered, error }), {
-      status: 429,
-      headers: { "retry-after": String(retryAfter) },
-    });
+  const check = await checkPassword(deps, {
+    tenantId: entered.tenant,
+    email: entered.email,
+    address: ctx.ip,
+    password,
+  });
+  if (check.outcome === "throttled") {
+    const { minutesLeft } = check;
+    const error = `${THROTTLED_TEXT[check.limit]} Try again in ${minutesLeft} minute${minutesLeft === 1 ? "" : "s"}.`;
+    return page("Sign in", signInPage(csrfToken, { ...entered, error }), { status: 429, headers: check.headers });
   }
-  const credentials = await deps.store.findCredentials(entered.tenant, entered.email);
-  // A missing account costs the same argon2 verification as a wrong password.
-  const verified = await verifyPassword(credentials?.passwordHash ?? (await decoyPasswordHash()), password);
-  if (!credentials || !verified) {
+  if (check.outcome === "refused") {
     const error = "The tenant id, email or password is wrong.";
     return page("Sign in", signInPage(csrfToken, { ...entered, error }), { status: 400 });
   }
-  await deps.store.forgiveAttempt(accountKey, addressKey);
-  await request.session.signIn(credentials.viewer);
+  await request.session.signIn(check.viewer);
   return redirect(entered.next);
 }
 
 /** Sign in and sign out. */
-export const signInRoutes: ConsoleRoute[] = [
+export const signInPages: ConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/login",

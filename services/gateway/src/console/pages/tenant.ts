@@ -190,7 +190,7 @@ function tenantSummary(
 }
 
 /** The tenant: usage against its caps, the activation checklist and capability report, the activity feed. */
-export const tenantRoutes: SignedInConsoleRoute[] = [
+export const tenantPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/tenant",

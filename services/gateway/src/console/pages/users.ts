@@ -124,7 +124,7 @@ async function otherUser(request: SignedInRequest, deps: ConsoleDeps): Promise<C
 }
 
 /** The tenant's console users (owners only): list, invite, change role, disable. */
-export const userRoutes: SignedInConsoleRoute[] = [
+export const userPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
     path: "/console/users",

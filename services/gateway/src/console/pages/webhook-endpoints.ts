@@ -1,11 +1,7 @@
 import type { Context } from "koa";
-import type { Endpoint, EventType } from "@platform/proto/webhooks/v1";
+import type { EventType } from "@platform/proto/webhooks/v1";
 import { roleReaches, type ConsoleViewer } from "../../domain/console-role.js";
-import { decoyPasswordHash, verifyPassword } from "../../domain/console-password.js";
 import { ApiError, callService } from "../../http/api-error.js";
-import { deliveryChart } from "../delivery-chart.js";
-import { html, type SafeHtml } from "../html.js";
-import { csrfField, idempotencyField, time } from "../layout.js";
 import {
   formIdempotencyKey,
   page,
@@ -15,30 +11,26 @@ import {
   type SignedInRequest,
 } from "../route.js";
 import {
-  attentionNote,
-  deliveryPath,
-  endpointPath,
-  eventTypeChoices,
-  eventTypeFieldset,
-  expectedVersionFrom,
-  healthBadge,
-  isFormRefusal,
-  isVersionMismatch,
-  STATUS_TEXT,
-  statusBadge,
-  successRateText,
-  versionField,
-} from "../webhook-views.js";
-import { accountThrottleKey, addressThrottleKey } from "./sign-in.js";
+  endpointDetail,
+  endpointForm,
+  endpointList,
+  ENDPOINT_LIST,
+  replayedNotice,
+  secretShown,
+  type EndpointFormValues,
+  type LedgerFilters,
+} from "../views/webhook-endpoints.js";
+import { deliveryPath, endpointPath, eventTypeChoices } from "../views/webhooks.js";
+import { expectedVersionFrom, isFormRefusal, isVersionMismatch, versionConflictPage } from "../webhook-forms.js";
 
 /**
  * The console's webhook endpoint pages (issue 18): the list with health, the 24 h success rate
  * and the needing-attention flag; an endpoint with its settings, the hourly chart and the
  * deliveries ledger (filters in the URL); and the endpoint actions (create, edit, pause, resume,
- * rotate the secret, send a test event). Every call is the API's gRPC call with the user as actor.
+ * send a test event; rotating the secret is pages/webhook-secret.ts). Every call is the API's gRPC
+ * call with the user as actor.
+ * The markup is views/webhook-endpoints.ts; this file reads requests, calls and answers.
  */
-
-const LIST = "/console/webhooks";
 
 const canAct = (viewer: ConsoleViewer) => roleReaches(viewer.role, "admin");
 
@@ -51,113 +43,25 @@ const queryText = (ctx: Context, name: string): string => {
 const eventCatalog = async (deps: ConsoleDeps, call: SignedInRequest["call"]): Promise<EventType[]> =>
   (await callService(deps.webhooks.listEventTypes({}, call))).eventTypes;
 
-function endpointRow(endpoint: Endpoint): SafeHtml {
-  return html`<tr data-endpoint-id="${endpoint.id}">
-    <td><a href="${endpointPath(endpoint.id)}">${endpoint.url}</a></td>
-    <td>${endpoint.description}</td>
-    <td>${healthBadge(endpoint.health)}</td>
-    <td data-success-rate="${endpoint.successRate24h ?? ""}">
-      ${successRateText(endpoint.successRate24h, endpoint.attempts24h)}
-    </td>
-    <td>${attentionNote(endpoint) || "—"}</td>
-  </tr>`;
-}
-
-/** The create and edit form's fields. */
-interface EndpointFormValues {
-  url: string;
-  description: string;
-  eventTypes: string[];
-}
-
-function endpointForm(
-  request: SignedInRequest,
-  options: {
-    action: string;
-    submit: string;
-    values: EndpointFormValues;
-    choices: string[];
-    version?: string;
-    error?: string;
-  },
-): SafeHtml {
-  return html`${options.error && html`<p class="flash error" role="alert" id="form-error">${options.error}</p>`}
-    <form class="stacked" method="post" action="${options.action}" id="endpoint-form">
-      ${csrfField(request.csrfToken)} ${idempotencyField()} ${options.version && versionField(options.version)}
-      <label for="url">URL (https)</label>
-      <input id="url" name="url" type="url" required value="${options.values.url}" />
-      <label for="description">Description</label>
-      <input id="description" name="description" required maxlength="500" value="${options.values.description}" />
-      ${eventTypeFieldset(options.choices, options.values.eventTypes)}
-      <button type="submit">${options.submit}</button>
-    </form>`;
-}
-
 const valuesFrom = (request: SignedInRequest): EndpointFormValues => ({
   url: request.form.get("url").trim(),
   description: request.form.get("description"),
   eventTypes: request.form.all("eventTypes"),
 });
 
-/** The page that shows a secret, once: after create and after rotate (never on a replay). */
-function secretShown(endpointId: string, secret: string, what: string): SafeHtml {
-  return html`<section aria-labelledby="secret-heading" id="secret">
-    <h2 id="secret-heading">Signing secret</h2>
-    <p>${what} Copy it now: it is shown only this once and cannot be read again.</p>
-    <pre><code id="new-secret">${secret}</code></pre>
-    <button type="button" data-copy="new-secret" hidden>Copy the secret</button>
-    <p><a href="${endpointPath(endpointId)}">Go to the endpoint</a></p>
-  </section>`;
-}
-
-function replayedNotice(endpointId: string, what: string): SafeHtml {
-  return html`<p role="status" id="replayed">
-      ${what} was already done by this same form; its secret was shown only once, then. If it was not saved, rotate the
-      secret again.
-    </p>
-    <p><a href="${endpointPath(endpointId)}">Go to the endpoint</a></p>`;
-}
-
 async function listPage({ ctx, viewer, call }: SignedInRequest, deps: ConsoleDeps) {
   const cursor = queryText(ctx, "cursor");
   const answer = await callService(deps.webhooks.listEndpoints({ tenantId: viewer.tenantId, limit: 50, cursor }, call));
-  const next = answer.nextCursor && `${LIST}?${new URLSearchParams({ cursor: answer.nextCursor }).toString()}`;
-  return page(
-    "Webhooks",
-    html`${canAct(viewer) && html`<p><a href="/console/webhooks/new" id="new-endpoint">Add an endpoint</a></p>`}
-    ${
-      answer.endpoints.length === 0
-        ? html`<p id="no-endpoints">No webhook endpoints yet.</p>`
-        : html`<div class="table-scroll" tabindex="0" role="region" aria-label="Endpoints">
-            <table id="endpoints">
-              <caption>
-                Endpoints, newest first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Health</th>
-                  <th scope="col">Success rate (24 h)</th>
-                  <th scope="col">Attention</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${answer.endpoints.map(endpointRow)}
-              </tbody>
-            </table>
-          </div>`
-    }
-    ${next && html`<p><a href="${next}" rel="next">Next page</a></p>`}`,
-  );
+  const next = answer.nextCursor && `${ENDPOINT_LIST}?${new URLSearchParams({ cursor: answer.nextCursor }).toString()}`;
+  return page("Webhooks", endpointList({ endpoints: answer.endpoints, canAct: canAct(viewer), next }));
 }
 
 async function newEndpointPage(request: SignedInRequest, deps: ConsoleDeps) {
   const choices = eventTypeChoices(await eventCatalog(deps, request.call));
   return page(
     "Add a webhook endpoint",
-    endpointForm(request, {
-      action: LIST,
+    endpointForm(request.csrfToken, {
+      action: ENDPOINT_LIST,
       submit: "Create the endpoint",
       values: { url: "", description: "", eventTypes: [] },
       choices,
@@ -180,7 +84,13 @@ async function createEndpoint(request: SignedInRequest, deps: ConsoleDeps) {
     const choices = eventTypeChoices(await eventCatalog(deps, call));
     return page(
       "Add a webhook endpoint",
-      endpointForm(request, { action: LIST, submit: "Create the endpoint", values, choices, error: error.message }),
+      endpointForm(request.csrfToken, {
+        action: ENDPOINT_LIST,
+        submit: "Create the endpoint",
+        values,
+        choices,
+        error: error.message,
+      }),
       { status: 400 },
     );
   }
@@ -196,14 +106,20 @@ async function createEndpoint(request: SignedInRequest, deps: ConsoleDeps) {
 const LEDGER_PAGE = 25;
 const RECENT_RECOVERIES = 5;
 
-async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
-  const { ctx, viewer, call } = request;
-  const endpointId = request.param("endpointId");
+/** The ledger's filters from the URL's query, and the query's pairs that filter (for the next page's link). */
+function ledgerFiltersFrom(ctx: Context): { filters: LedgerFilters; filterQuery: [string, string][] } {
   const filters = {
     status: queryText(ctx, "status"),
     eventType: queryText(ctx, "eventType"),
     eventId: queryText(ctx, "eventId"),
   };
+  return { filters, filterQuery: Object.entries(filters).filter(([, value]) => value !== "") };
+}
+
+async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
+  const { ctx, viewer, call } = request;
+  const endpointId = request.param("endpointId");
+  const { filters, filterQuery } = ledgerFiltersFrom(ctx);
   const cursor = queryText(ctx, "cursor");
   const tenantId = viewer.tenantId;
   const [{ endpoint }, stats, ledger, catalog, { recoveries }] = await Promise.all([
@@ -214,189 +130,24 @@ async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
     callService(deps.webhooks.listRecoveries({ tenantId, endpointId, limit: RECENT_RECOVERIES }, call)),
   ]);
   const e = endpoint!;
-  const self = endpointPath(e.id);
-  const filterQuery = Object.entries(filters).filter(([, value]) => value !== "");
   const next =
     ledger.nextCursor &&
-    `${self}?${new URLSearchParams([...filterQuery, ["cursor", ledger.nextCursor]]).toString()}#deliveries`;
-  const act = canAct(viewer);
-  const subscribable = catalog.filter((type) => type.subscribable).map((type) => type.type);
-  const dayAgo = new Date(Date.now() - 24 * 3_600_000).toISOString().slice(0, 16);
-
-  const settings = html`<section aria-labelledby="settings-heading" id="settings">
-    <h2 id="settings-heading">Settings</h2>
-    <dl>
-      <dt>URL</dt>
-      <dd id="endpoint-url">${e.url}</dd>
-      <dt>Description</dt>
-      <dd id="endpoint-description">${e.description}</dd>
-      <dt>Event filters</dt>
-      <dd id="endpoint-event-types">${e.eventTypes.map((type) => html`<code>${type}</code> `)}</dd>
-      <dt>Health</dt>
-      <dd>${healthBadge(e.health)}</dd>
-      <dt>Success rate (24 h)</dt>
-      <dd id="success-rate">${successRateText(e.successRate24h, e.attempts24h)}</dd>
-      <dt>Needs attention</dt>
-      <dd id="attention">${attentionNote(e) || "No"}</dd>
-      <dt>Paused</dt>
-      <dd id="paused">${e.paused ? "Yes: new deliveries are held" : "No"}</dd>
-      <dt>Payload version</dt>
-      <dd>${e.apiVersion}</dd>
-      <dt>Version</dt>
-      <dd id="endpoint-version">${e.version}</dd>
-      <dt>Created</dt>
-      <dd>${time(e.createdAt)}</dd>
-      <dt>Updated</dt>
-      <dd>${time(e.updatedAt)}</dd>
-      ${
-        e.previousSecretExpiresAt &&
-        html`<dt>Previous secret signs until</dt>
-          <dd>${time(e.previousSecretExpiresAt)}</dd>`
-      }
-    </dl>
-    ${
-      act &&
-      html`<div class="actions">
-        <a href="${self}/edit" id="edit-endpoint">Edit settings</a>
-        <form
-          method="post"
-          action="${self}/${e.paused ? "resume" : "pause"}"
-          id="${e.paused ? "resume" : "pause"}-form"
-        >
-          ${csrfField(request.csrfToken)} ${idempotencyField()} ${versionField(e.version)}
-          <button type="submit">${e.paused ? "Resume the endpoint" : "Pause the endpoint"}</button>
-        </form>
-        <a href="${self}/rotate-secret" id="rotate-secret">Rotate the signing secret</a>
-      </div>`
-    }
-  </section>`;
-
-  const actions =
-    act &&
-    html`<section aria-labelledby="test-heading" id="test">
-        <h2 id="test-heading">Send a test event</h2>
-        <form class="stacked" method="post" action="${self}/test" id="test-form">
-          ${csrfField(request.csrfToken)} ${idempotencyField()}
-          <label for="test-event-type">Event type</label>
-          <select id="test-event-type" name="eventType" required>
-            ${subscribable.map((type) => html`<option value="${type}">${type}</option>`)}
-          </select>
-          <button type="submit">Send the test event</button>
-        </form>
-      </section>
-      <section aria-labelledby="recover-heading" id="recover">
-        <h2 id="recover-heading">Recover failed deliveries</h2>
-        <p>
-          Redeliver every failed or dead-lettered delivery created since a time. You will see how many first, then
-          confirm.
-        </p>
-        <form class="stacked" method="post" action="${self}/recover/preview" id="recover-form">
-          ${csrfField(request.csrfToken)} ${idempotencyField()}
-          <label for="recover-since">Since (UTC)</label>
-          <input id="recover-since" name="since" type="datetime-local" required value="${dayAgo}" />
-          <button type="submit">Count the deliveries to recover</button>
-        </form>
-      </section>`;
-
-  const recoveriesSection =
-    recoveries.length > 0 &&
-    html`<section aria-labelledby="recoveries-heading" id="recoveries">
-      <h2 id="recoveries-heading">Recent recoveries</h2>
-      <ul>
-        ${recoveries.map(
-          (r) =>
-            html`<li data-recovery-id="${r.id}" data-state="${r.state}">
-              <a href="${self}/recoveries/${r.id}">${r.state}: ${r.done} of ${r.total} handled</a>, since
-              ${time(r.since)}, asked ${time(r.createdAt)}
-            </li>`,
-        )}
-      </ul>
-    </section>`;
-
-  const ledgerSection = html`<section aria-labelledby="deliveries-heading" id="deliveries">
-    <h2 id="deliveries-heading">Deliveries</h2>
-    <form method="get" action="${self}" id="ledger-filters" class="filters">
-      <label for="filter-status">Status</label>
-      <select id="filter-status" name="status">
-        <option value="">Any</option>
-        ${Object.entries(STATUS_TEXT).map(
-          ([value, text]) =>
-            html`<option value="${value}" ${filters.status === value && html`selected`}>${text}</option>`,
-        )}
-      </select>
-      <label for="filter-event-type">Event type</label>
-      <select id="filter-event-type" name="eventType">
-        <option value="">Any</option>
-        ${catalog.map(
-          (type) =>
-            html`<option value="${type.type}" ${filters.eventType === type.type && html`selected`}>
-              ${type.type}
-            </option>`,
-        )}
-      </select>
-      <label for="filter-event-id">Event id</label>
-      <input id="filter-event-id" name="eventId" value="${filters.eventId}" />
-      <button type="submit">Filter</button>
-      ${filterQuery.length > 0 && html`<a href="${self}#deliveries">Clear filters</a>`}
-    </form>
-    ${
-      ledger.deliveries.length === 0
-        ? html`<p id="no-deliveries">No deliveries${filterQuery.length > 0 ? " match these filters" : ""}.</p>`
-        : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="deliveries-heading">
-            <table id="ledger">
-              <caption>
-                Deliveries, newest first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Delivery</th>
-                  <th scope="col">Event type</th>
-                  <th scope="col">Event id</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last answer</th>
-                  <th scope="col">Next attempt</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${ledger.deliveries.map(
-                  (d) =>
-                    html`<tr data-delivery-id="${d.id}">
-                      <td>
-                        <a href="${deliveryPath(e.id, d.id)}">${d.id}</a>${d.livemode ? "" : html` <em>(test)</em>`}
-                      </td>
-                      <td>${d.eventType}</td>
-                      <td><code>${d.eventId}</code></td>
-                      <td>${statusBadge(d.status)}</td>
-                      <td>${d.attemptsTotal}</td>
-                      <td>${d.lastStatusCode ?? d.lastError ?? "—"}</td>
-                      <td>${time(d.nextAttemptAt)}</td>
-                      <td>${time(d.createdAt)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-    }
-    ${next && html`<p><a href="${next}" rel="next" id="ledger-next">Next page</a></p>`}
-  </section>`;
-
+    `${endpointPath(e.id)}?${new URLSearchParams([...filterQuery, ["cursor", ledger.nextCursor]]).toString()}#deliveries`;
   return page(
     `Endpoint ${e.description}`,
-    html`<p><a href="${LIST}">All endpoints</a></p>
-      ${settings}
-      <section aria-labelledby="chart-heading" id="chart">
-        <h2 id="chart-heading">Attempts in the last 24 hours</h2>
-        ${deliveryChart(
-          stats.hourly.map((hour) => ({
-            start: hour.start,
-            succeeded: Number(hour.succeeded),
-            failed: Number(hour.failed),
-          })),
-        )}
-      </section>
-      ${recoveriesSection} ${actions} ${ledgerSection}`,
+    endpointDetail({
+      endpoint: e,
+      canAct: canAct(viewer),
+      csrfToken: request.csrfToken,
+      hourly: stats.hourly,
+      recoveries,
+      catalog,
+      filters,
+      filtered: filterQuery.length > 0,
+      deliveries: ledger.deliveries,
+      next,
+      recoverSince: new Date(Date.now() - 24 * 3_600_000).toISOString().slice(0, 16),
+    }),
   );
 }
 
@@ -410,13 +161,50 @@ async function editPage(request: SignedInRequest, deps: ConsoleDeps) {
   const e = endpoint!;
   return page(
     "Edit the endpoint",
-    endpointForm(request, {
+    endpointForm(request.csrfToken, {
       action: `${endpointPath(e.id)}/edit`,
       submit: "Save the changes",
       values: { url: e.url, description: e.description, eventTypes: e.eventTypes },
       choices: [...new Set([...eventTypeChoices(catalog), ...e.eventTypes])],
       version: e.version,
     }),
+  );
+}
+
+/** The edit form again after a refusal: the current settings after a conflict, else what was entered. */
+async function editRefused(
+  request: SignedInRequest,
+  deps: ConsoleDeps,
+  refusal: ApiError,
+  entered: { expectedVersion: string | undefined; values: EndpointFormValues },
+) {
+  const { viewer, call } = request;
+  const endpointId = request.param("endpointId");
+  const { expectedVersion, values } = entered;
+  const [{ endpoint }, catalog] = await Promise.all([
+    callService(deps.webhooks.getEndpoint({ tenantId: viewer.tenantId, endpointId }, call)),
+    eventCatalog(deps, call),
+  ]);
+  const current = endpoint!;
+  const conflict = refusal.options.code === "webhook.version_mismatch";
+  const message = conflict
+    ? `Someone changed this endpoint while you were editing it (it is now at version ${current.version}; ` +
+      `you edited version ${expectedVersion ?? "?"}). Nothing was saved. The form now shows the current ` +
+      "settings: make your change again and save."
+    : refusal.message;
+  return page(
+    "Edit the endpoint",
+    endpointForm(request.csrfToken, {
+      action: `${endpointPath(current.id)}/edit`,
+      submit: "Save the changes",
+      values: conflict
+        ? { url: current.url, description: current.description, eventTypes: current.eventTypes }
+        : values,
+      choices: [...new Set([...eventTypeChoices(catalog), ...current.eventTypes, ...values.eventTypes])],
+      version: conflict ? current.version : expectedVersion,
+      error: message,
+    }),
+    { status: refusal.status },
   );
 }
 
@@ -445,48 +233,9 @@ async function saveEdit(request: SignedInRequest, deps: ConsoleDeps) {
     );
   } catch (error) {
     if (!(error instanceof ApiError) || !(isVersionMismatch(error) || isFormRefusal(error))) throw error;
-    const refusal = error;
-    const [{ endpoint }, catalog] = await Promise.all([
-      callService(deps.webhooks.getEndpoint({ tenantId: viewer.tenantId, endpointId }, call)),
-      eventCatalog(deps, call),
-    ]);
-    const current = endpoint!;
-    const conflict = refusal.options.code === "webhook.version_mismatch";
-    const message = conflict
-      ? `Someone changed this endpoint while you were editing it (it is now at version ${current.version}; ` +
-        `you edited version ${expectedVersion ?? "?"}). Nothing was saved. The form now shows the current ` +
-        "settings: make your change again and save."
-      : refusal.message;
-    return page(
-      "Edit the endpoint",
-      endpointForm(request, {
-        action: `${endpointPath(current.id)}/edit`,
-        submit: "Save the changes",
-        // After a conflict: the current settings and version; after a refusal: what was entered.
-        values: conflict
-          ? { url: current.url, description: current.description, eventTypes: current.eventTypes }
-          : values,
-        choices: [...new Set([...eventTypeChoices(catalog), ...current.eventTypes, ...values.eventTypes])],
-        version: conflict ? current.version : expectedVersion,
-        error: message,
-      }),
-      { status: refusal.status },
-    );
+    return editRefused(request, deps, error, { expectedVersion, values });
   }
   return redirect(endpointPath(endpointId), { kind: "success", text: "The endpoint's settings are saved." });
-}
-
-/** The page a stale version answers on an action without a form to show again (pause, resume, rotate). */
-function conflictPage(endpointId: string) {
-  return page(
-    "The endpoint changed",
-    html`<p role="alert" id="conflict">
-        Someone changed this endpoint after you opened the page, so nothing was done. Review its current state and try
-        again.
-      </p>
-      <p><a href="${endpointPath(endpointId)}">Back to the endpoint</a></p>`,
-    { status: 412 },
-  );
 }
 
 function pauseOrResume(action: "pause" | "resume"): SignedInConsoleRoute["handle"] {
@@ -508,7 +257,7 @@ function pauseOrResume(action: "pause" | "resume"): SignedInConsoleRoute["handle
         retry,
       );
     } catch (error) {
-      if (isVersionMismatch(error)) return conflictPage(endpointId);
+      if (isVersionMismatch(error)) return versionConflictPage(endpointId);
       throw error;
     }
     return redirect(endpointPath(endpointId), {
@@ -516,86 +265,6 @@ function pauseOrResume(action: "pause" | "resume"): SignedInConsoleRoute["handle
       text: action === "pause" ? "The endpoint is paused: new deliveries are held." : "The endpoint is resumed.",
     });
   };
-}
-
-function rotateForm(request: SignedInRequest, endpoint: Endpoint, error?: string): SafeHtml {
-  return html`<p>
-      A new signing secret replaces the current one. For 24 hours deliveries carry a second signature made with the
-      current secret, so receivers can switch over. Enter your password to confirm it is you.
-    </p>
-    ${error && html`<p class="flash error" role="alert" id="form-error">${error}</p>`}
-    <form class="stacked" method="post" action="${endpointPath(endpoint.id)}/rotate-secret" id="rotate-form">
-      ${csrfField(request.csrfToken)} ${idempotencyField()} ${versionField(endpoint.version)}
-      <label for="password">Your password</label>
-      <input id="password" name="password" type="password" required autocomplete="current-password" />
-      <button type="submit" class="danger">Rotate the secret</button>
-    </form>
-    <p><a href="${endpointPath(endpoint.id)}">Cancel</a></p>`;
-}
-
-async function rotatePage(request: SignedInRequest, deps: ConsoleDeps) {
-  const { endpoint } = await callService(
-    deps.webhooks.getEndpoint(
-      { tenantId: request.viewer.tenantId, endpointId: request.param("endpointId") },
-      request.call,
-    ),
-  );
-  return page("Rotate the signing secret", rotateForm(request, endpoint!));
-}
-
-const minutes = (ms: number) => Math.max(1, Math.ceil(ms / 60_000));
-
-/**
- * Rotation asks for the password again: checked with the sign-in's argon2 verification and counted
- * against the sign-in's throttle (the same account and address keys), so it is no way around it.
- */
-async function rotateSecret(request: SignedInRequest, deps: ConsoleDeps) {
-  const { ctx, viewer, call, form } = request;
-  const endpointId = request.param("endpointId");
-  const idempotencyKey = formIdempotencyKey(form);
-  const expectedVersion = expectedVersionFrom(form);
-  const reask = async (status: number, error: string, headers: Record<string, string> = {}) => {
-    const { endpoint } = await callService(deps.webhooks.getEndpoint({ tenantId: viewer.tenantId, endpointId }, call));
-    return page("Rotate the signing secret", rotateForm(request, endpoint!, error), { status, headers });
-  };
-  const { login } = deps.settings;
-  const accountKey = accountThrottleKey(viewer.tenantId, viewer.email);
-  const addressKey = addressThrottleKey(ctx);
-  const counts = await deps.store.countAttempt([accountKey, addressKey], login.windowMs);
-  const account = counts.find((c) => c.key === accountKey)!;
-  const address = counts.find((c) => c.key === addressKey)!;
-  const over =
-    account.attempts > login.accountLimit ? account : address.attempts > login.addressLimit ? address : undefined;
-  if (over) {
-    return reask(429, `Too many password attempts. Try again in ${minutes(over.windowLeftMs)} minute(s).`, {
-      "retry-after": String(Math.max(1, Math.ceil(over.windowLeftMs / 1000))),
-    });
-  }
-  const credentials = await deps.store.findCredentials(viewer.tenantId, viewer.email);
-  const verified = await verifyPassword(credentials?.passwordHash ?? (await decoyPasswordHash()), form.get("password"));
-  if (!credentials || !verified || credentials.viewer.userId !== viewer.userId) {
-    return reask(400, "The password is wrong. The secret was not rotated.");
-  }
-  await deps.store.forgiveAttempt(accountKey, addressKey);
-  let answer;
-  try {
-    answer = await callService(
-      deps.webhooks.rotateSecret(
-        { tenantId: viewer.tenantId, endpointId, expectedVersion, idempotencyKey, actor: call.actor },
-        call,
-      ),
-      { idempotencyKey, howToCheck: "The secret may have been rotated" },
-    );
-  } catch (error) {
-    if (isVersionMismatch(error)) return conflictPage(endpointId);
-    throw error;
-  }
-  return page(
-    "Secret rotated",
-    answer.replayed
-      ? replayedNotice(endpointId, "This rotation")
-      : secretShown(endpointId, answer.secret, "The endpoint signs with this new secret from now on."),
-  );
 }
 
 /** How long the test action waits for the receiver's first answer before showing the delivery anyway. */
@@ -626,10 +295,10 @@ async function sendTest(request: SignedInRequest, deps: ConsoleDeps) {
 }
 
 /** The webhook endpoint pages and actions. */
-export const webhookEndpointRoutes: SignedInConsoleRoute[] = [
+export const webhookEndpointPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
-    path: LIST,
+    path: ENDPOINT_LIST,
     role: "viewer",
     summary: "The tenant's webhook endpoints: health, 24 h success rate, needing attention and why.",
     handle: listPage,
@@ -643,7 +312,7 @@ export const webhookEndpointRoutes: SignedInConsoleRoute[] = [
   },
   {
     method: "POST",
-    path: LIST,
+    path: ENDPOINT_LIST,
     role: "admin",
     summary: "Creates an endpoint and shows its signing secret once.",
     handle: createEndpoint,
@@ -683,20 +352,6 @@ export const webhookEndpointRoutes: SignedInConsoleRoute[] = [
     role: "admin",
     summary: "Resumes an endpoint, releasing its held deliveries.",
     handle: pauseOrResume("resume"),
-  },
-  {
-    method: "GET",
-    path: "/console/webhooks/:endpointId/rotate-secret",
-    role: "admin",
-    summary: "Asks for the password before rotating the signing secret.",
-    handle: rotatePage,
-  },
-  {
-    method: "POST",
-    path: "/console/webhooks/:endpointId/rotate-secret",
-    role: "admin",
-    summary: "Rotates the signing secret after checking the password (throttled as sign-in); shows it once.",
-    handle: rotateSecret,
   },
   {
     method: "POST",

@@ -1,43 +1,22 @@
 import type { Endpoint, EventType } from "@platform/proto/webhooks/v1";
-import { ApiError } from "../http/api-error.js";
-import { html, raw, type SafeHtml } from "./html.js";
-import { time } from "./layout.js";
-import { ConsolePageError } from "./page-error.js";
-import type { FormFields } from "./route.js";
+import { html, raw, type SafeHtml } from "../html.js";
+import { time } from "../layout.js";
 
 /**
- * What the console's webhook pages (pages/webhook-*.ts) share: the hidden version of a form, the
- * endpoint's health and attention, the delivery statuses, and the refusals they show in the form.
+ * The markup the console's webhook pages (views/webhook-*.ts) share: their paths, the hidden
+ * version of a form, the endpoint's health and attention, the event filters and the delivery
+ * statuses.
  */
 
 /** The hidden `expectedVersion` of a form: the version the page showed. */
 export const versionField = (version: string): SafeHtml =>
   html`<input type="hidden" name="expectedVersion" value="${version}" />`;
 
-/** The form's expectedVersion, when it carries one (positive integer); undefined otherwise. */
-export function expectedVersionFrom(form: FormFields): string | undefined {
-  const value = form.get("expectedVersion");
-  if (value === "") return undefined;
-  if (!/^[1-9][0-9]{0,14}$/.test(value)) {
-    throw new ConsolePageError(
-      400,
-      "Form incomplete",
-      "The form's version is not valid: reload the page and try again.",
-    );
-  }
-  return value;
-}
-
-/** True for the service's refusal of a stale expectedVersion (412 webhook.version_mismatch). */
-export const isVersionMismatch = (error: unknown): error is ApiError =>
-  error instanceof ApiError && error.options.code === "webhook.version_mismatch";
-
-/** A refusal the user can fix in the form (400), shown beside it. */
-export const isFormRefusal = (error: unknown): error is ApiError => error instanceof ApiError && error.status === 400;
-
 export const endpointPath = (endpointId: string): string => `/console/webhooks/${encodeURIComponent(endpointId)}`;
 export const deliveryPath = (endpointId: string, deliveryId: string): string =>
   `${endpointPath(endpointId)}/deliveries/${encodeURIComponent(deliveryId)}`;
+export const recoveryPath = (endpointId: string, recoveryId: string): string =>
+  `${endpointPath(endpointId)}/recoveries/${encodeURIComponent(recoveryId)}`;
 
 /** The 24 h success rate as a percentage with one decimal, or "no attempts". */
 export function successRateText(rate: number | undefined, attempts: string | number): string {

@@ -1,15 +1,4 @@
-/**
- * The console's one script, served as /console/assets/<digest>/console-script.js. The pages work without
- * it (plain forms, POST-redirect-GET); with it:
- * - every <time datetime> shows the viewer's local time, with the UTC time the server rendered kept
- *   in its title (shown on hover);
- * - a <button data-copy="id" hidden> is shown and copies the text of the element with that id
- *   (the secret, "copy as curl"); without script the text stays selectable in its <pre>;
- * - htmx requests carry the session's CSRF token in X-CSRF-Token (from <meta name="csrf-token">),
- *   for hx-post buttons outside a form.
- * No eval, no inline handlers: the CSP allows only scripts from 'self'.
- */
-export const consoleScript = `"use strict";
+"use strict";
 (function () {
   function localTimes(root) {
     var times = root.querySelectorAll("time[datetime]");
@@ -57,4 +46,3 @@ export const consoleScript = `"use strict";
     if (meta) event.detail.headers["X-CSRF-Token"] = meta.getAttribute("content");
   });
 })();
-`;

@@ -1,0 +1,356 @@
+import type { Delivery, Endpoint, EventType, HourlyAttempts, Recovery } from "@platform/proto/webhooks/v1";
+import { deliveryChart } from "../delivery-chart.js";
+import { html, type SafeHtml } from "../html.js";
+import { csrfField, idempotencyField, time } from "../layout.js";
+import {
+  attentionNote,
+  deliveryPath,
+  endpointPath,
+  eventTypeFieldset,
+  healthBadge,
+  STATUS_TEXT,
+  statusBadge,
+  successRateText,
+  versionField,
+} from "./webhooks.js";
+
+/**
+ * The markup of the console's webhook endpoint pages (their handlers are pages/webhook-endpoints.ts):
+ * the list, the create and edit form, the endpoint with its settings, chart, actions and
+ * deliveries ledger, the rotation form, and the secret shown once.
+ */
+
+/** The list of endpoints, and where the pages go back to. */
+export const ENDPOINT_LIST = "/console/webhooks";
+
+function endpointRow(endpoint: Endpoint): SafeHtml {
+  return html`<tr data-endpoint-id="${endpoint.id}">
+    <td><a href="${endpointPath(endpoint.id)}">${endpoint.url}</a></td>
+    <td>${endpoint.description}</td>
+    <td>${healthBadge(endpoint.health)}</td>
+    <td data-success-rate="${endpoint.successRate24h ?? ""}">
+      ${successRateText(endpoint.successRate24h, endpoint.attempts24h)}
+    </td>
+    <td>${attentionNote(endpoint) || "—"}</td>
+  </tr>`;
+}
+
+/** The list page: the endpoints (or that there are none), the link to add one, the next page. */
+export function endpointList(view: { endpoints: Endpoint[]; canAct: boolean; next: string }): SafeHtml {
+  return html`${view.canAct && html`<p><a href="/console/webhooks/new" id="new-endpoint">Add an endpoint</a></p>`}
+  ${
+    view.endpoints.length === 0
+      ? html`<p id="no-endpoints">No webhook endpoints yet.</p>`
+      : html`<div class="table-scroll" tabindex="0" role="region" aria-label="Endpoints">
+          <table id="endpoints">
+            <caption>
+              Endpoints, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Description</th>
+                <th scope="col">Health</th>
+                <th scope="col">Success rate (24 h)</th>
+                <th scope="col">Attention</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${view.endpoints.map(endpointRow)}
+            </tbody>
+          </table>
+        </div>`
+  }
+  ${view.next && html`<p><a href="${view.next}" rel="next">Next page</a></p>`}`;
+}
+
+/** The create and edit form's fields. */
+export interface EndpointFormValues {
+  url: string;
+  description: string;
+  eventTypes: string[];
+}
+
+export function endpointForm(
+  csrfToken: string,
+  options: {
+    action: string;
+    submit: string;
+    values: EndpointFormValues;
+    choices: string[];
+    version?: string;
+    error?: string;
+  },
+): SafeHtml {
+  return html`${options.error && html`<p class="flash error" role="alert" id="form-error">${options.error}</p>`}
+    <form class="stacked" method="post" action="${options.action}" id="endpoint-form">
+      ${csrfField(csrfToken)} ${idempotencyField()} ${options.version && versionField(options.version)}
+      <label for="url">URL (https)</label>
+      <input id="url" name="url" type="url" required value="${options.values.url}" />
+      <label for="description">Description</label>
+      <input id="description" name="description" required maxlength="500" value="${options.values.description}" />
+      ${eventTypeFieldset(options.choices, options.values.eventTypes)}
+      <button type="submit">${options.submit}</button>
+    </form>`;
+}
+
+/** The page that shows a secret, once: after create and after rotate (never on a replay). */
+export function secretShown(endpointId: string, secret: string, what: string): SafeHtml {
+  return html`<section aria-labelledby="secret-heading" id="secret">
+    <h2 id="secret-heading">Signing secret</h2>
+    <p>${what} Copy it now: it is shown only this once and cannot be read again.</p>
+    <pre><code id="new-secret">${secret}</code></pre>
+    <button type="button" data-copy="new-secret" hidden>Copy the secret</button>
+    <p><a href="${endpointPath(endpointId)}">Go to the endpoint</a></p>
+  </section>`;
+}
+
+export function replayedNotice(endpointId: string, what: string): SafeHtml {
+  return html`<p role="status" id="replayed">
+      ${what} was already done by this same form; its secret was shown only once, then. If it was not saved, rotate the
+      secret again.
+    </p>
+    <p><a href="${endpointPath(endpointId)}">Go to the endpoint</a></p>`;
+}
+
+/** The ledger's filters, from the page's query ("" when absent). */
+export interface LedgerFilters {
+  status: string;
+  eventType: string;
+  eventId: string;
+}
+
+/** What the endpoint page shows. */
+export interface EndpointView {
+  endpoint: Endpoint;
+  /** The viewer may act (admin and above): the action forms are shown. */
+  canAct: boolean;
+  csrfToken: string;
+  hourly: HourlyAttempts[];
+  recoveries: Recovery[];
+  catalog: EventType[];
+  filters: LedgerFilters;
+  /** The query filters a value (the ledger shows "Clear filters"). */
+  filtered: boolean;
+  deliveries: Delivery[];
+  /** The ledger's next page, "" when there is none. */
+  next: string;
+  /** The recover form's default time (datetime-local, UTC). */
+  recoverSince: string;
+}
+
+function endpointSettings(view: EndpointView): SafeHtml {
+  const e = view.endpoint;
+  const self = endpointPath(e.id);
+  return html`<section aria-labelledby="settings-heading" id="settings">
+    <h2 id="settings-heading">Settings</h2>
+    <dl>
+      <dt>URL</dt>
+      <dd id="endpoint-url">${e.url}</dd>
+      <dt>Description</dt>
+      <dd id="endpoint-description">${e.description}</dd>
+      <dt>Event filters</dt>
+      <dd id="endpoint-event-types">${e.eventTypes.map((type) => html`<code>${type}</code> `)}</dd>
+      <dt>Health</dt>
+      <dd>${healthBadge(e.health)}</dd>
+      <dt>Success rate (24 h)</dt>
+      <dd id="success-rate">${successRateText(e.successRate24h, e.attempts24h)}</dd>
+      <dt>Needs attention</dt>
+      <dd id="attention">${attentionNote(e) || "No"}</dd>
+      <dt>Paused</dt>
+      <dd id="paused">${e.paused ? "Yes: new deliveries are held" : "No"}</dd>
+      <dt>Payload version</dt>
+      <dd>${e.apiVersion}</dd>
+      <dt>Version</dt>
+      <dd id="endpoint-version">${e.version}</dd>
+      <dt>Created</dt>
+      <dd>${time(e.createdAt)}</dd>
+      <dt>Updated</dt>
+      <dd>${time(e.updatedAt)}</dd>
+      ${
+        e.previousSecretExpiresAt &&
+        html`<dt>Previous secret signs until</dt>
+          <dd>${time(e.previousSecretExpiresAt)}</dd>`
+      }
+    </dl>
+    ${
+      view.canAct &&
+      html`<div class="actions">
+        <a href="${self}/edit" id="edit-endpoint">Edit settings</a>
+        <form
+          method="post"
+          action="${self}/${e.paused ? "resume" : "pause"}"
+          id="${e.paused ? "resume" : "pause"}-form"
+        >
+          ${csrfField(view.csrfToken)} ${idempotencyField()} ${versionField(e.version)}
+          <button type="submit">${e.paused ? "Resume the endpoint" : "Pause the endpoint"}</button>
+        </form>
+        <a href="${self}/rotate-secret" id="rotate-secret">Rotate the signing secret</a>
+      </div>`
+    }
+  </section>`;
+}
+
+function attemptsChart(hourly: HourlyAttempts[]): SafeHtml {
+  return html`<section aria-labelledby="chart-heading" id="chart">
+    <h2 id="chart-heading">Attempts in the last 24 hours</h2>
+    ${deliveryChart(
+      hourly.map((hour) => ({
+        start: hour.start,
+        succeeded: Number(hour.succeeded),
+        failed: Number(hour.failed),
+      })),
+    )}
+  </section>`;
+}
+
+function recentRecoveries(self: string, recoveries: Recovery[]): SafeHtml {
+  return html`<section aria-labelledby="recoveries-heading" id="recoveries">
+    <h2 id="recoveries-heading">Recent recoveries</h2>
+    <ul>
+      ${recoveries.map(
+        (r) =>
+          html`<li data-recovery-id="${r.id}" data-state="${r.state}">
+            <a href="${self}/recoveries/${r.id}">${r.state}: ${r.done} of ${r.total} handled</a>, since
+            ${time(r.since)}, asked ${time(r.createdAt)}
+          </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
+/** The admin's forms below the chart: send a test event, recover failed deliveries. */
+function endpointActions(view: EndpointView): SafeHtml {
+  const self = endpointPath(view.endpoint.id);
+  const subscribable = view.catalog.filter((type) => type.subscribable).map((type) => type.type);
+  return html`<section aria-labelledby="test-heading" id="test">
+      <h2 id="test-heading">Send a test event</h2>
+      <form class="stacked" method="post" action="${self}/test" id="test-form">
+        ${csrfField(view.csrfToken)} ${idempotencyField()}
+        <label for="test-event-type">Event type</label>
+        <select id="test-event-type" name="eventType" required>
+          ${subscribable.map((type) => html`<option value="${type}">${type}</option>`)}
+        </select>
+        <button type="submit">Send the test event</button>
+      </form>
+    </section>
+    <section aria-labelledby="recover-heading" id="recover">
+      <h2 id="recover-heading">Recover failed deliveries</h2>
+      <p>
+        Redeliver every failed or dead-lettered delivery created since a time. You will see how many first, then
+        confirm.
+      </p>
+      <form class="stacked" method="post" action="${self}/recover/preview" id="recover-form">
+        ${csrfField(view.csrfToken)} ${idempotencyField()}
+        <label for="recover-since">Since (UTC)</label>
+        <input id="recover-since" name="since" type="datetime-local" required value="${view.recoverSince}" />
+        <button type="submit">Count the deliveries to recover</button>
+      </form>
+    </section>`;
+}
+
+function ledgerFilterForm(view: EndpointView): SafeHtml {
+  const { filters } = view;
+  const self = endpointPath(view.endpoint.id);
+  return html`<form method="get" action="${self}" id="ledger-filters" class="filters">
+    <label for="filter-status">Status</label>
+    <select id="filter-status" name="status">
+      <option value="">Any</option>
+      ${Object.entries(STATUS_TEXT).map(
+        ([value, text]) =>
+          html`<option value="${value}" ${filters.status === value && html`selected`}>${text}</option>`,
+      )}
+    </select>
+    <label for="filter-event-type">Event type</label>
+    <select id="filter-event-type" name="eventType">
+      <option value="">Any</option>
+      ${view.catalog.map(
+        (type) =>
+          html`<option value="${type.type}" ${filters.eventType === type.type && html`selected`}>${type.type}</option>`,
+      )}
+    </select>
+    <label for="filter-event-id">Event id</label>
+    <input id="filter-event-id" name="eventId" value="${filters.eventId}" />
+    <button type="submit">Filter</button>
+    ${view.filtered && html`<a href="${self}#deliveries">Clear filters</a>`}
+  </form>`;
+}
+
+function ledgerRow(endpointId: string, d: Delivery): SafeHtml {
+  return html`<tr data-delivery-id="${d.id}">
+    <td><a href="${deliveryPath(endpointId, d.id)}">${d.id}</a>${d.livemode ? "" : html` <em>(test)</em>`}</td>
+    <td>${d.eventType}</td>
+    <td><code>${d.eventId}</code></td>
+    <td>${statusBadge(d.status)}</td>
+    <td>${d.attemptsTotal}</td>
+    <td>${d.lastStatusCode ?? d.lastError ?? "—"}</td>
+    <td>${time(d.nextAttemptAt)}</td>
+    <td>${time(d.createdAt)}</td>
+  </tr>`;
+}
+
+function deliveriesLedger(view: EndpointView): SafeHtml {
+  return html`<section aria-labelledby="deliveries-heading" id="deliveries">
+    <h2 id="deliveries-heading">Deliveries</h2>
+    ${ledgerFilterForm(view)}
+    ${
+      view.deliveries.length === 0
+        ? html`<p id="no-deliveries">No deliveries${view.filtered ? " match these filters" : ""}.</p>`
+        : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="deliveries-heading">
+            <table id="ledger">
+              <caption>
+                Deliveries, newest first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Delivery</th>
+                  <th scope="col">Event type</th>
+                  <th scope="col">Event id</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last answer</th>
+                  <th scope="col">Next attempt</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${view.deliveries.map((d) => ledgerRow(view.endpoint.id, d))}
+              </tbody>
+            </table>
+          </div>`
+    }
+    ${view.next && html`<p><a href="${view.next}" rel="next" id="ledger-next">Next page</a></p>`}
+  </section>`;
+}
+
+/** An endpoint: settings, the attempts per hour, recent recoveries, the admin's actions, the ledger. */
+export function endpointDetail(view: EndpointView): SafeHtml {
+  const recoveries = view.recoveries.length > 0 && recentRecoveries(endpointPath(view.endpoint.id), view.recoveries);
+  return html`<p><a href="${ENDPOINT_LIST}">All endpoints</a></p>
+    ${endpointSettings(view)} ${attemptsChart(view.hourly)} ${recoveries} ${view.canAct && endpointActions(view)}
+    ${deliveriesLedger(view)}`;
+}
+
+/** The answer to an action on a stale version without a form to show again (pause, resume, rotate). */
+export function conflictNotice(endpointId: string): SafeHtml {
+  return html`<p role="alert" id="conflict">
+      Someone changed this endpoint after you opened the page, so nothing was done. Review its current state and try
+      again.
+    </p>
+    <p><a href="${endpointPath(endpointId)}">Back to the endpoint</a></p>`;
+}
+
+export function rotateForm(csrfToken: string, endpoint: Endpoint, error?: string): SafeHtml {
+  return html`<p>
+      A new signing secret replaces the current one. For 24 hours deliveries carry a second signature made with the
+      current secret, so receivers can switch over. Enter your password to confirm it is you.
+    </p>
+    ${error && html`<p class="flash error" role="alert" id="form-error">${error}</p>`}
+    <form class="stacked" method="post" action="${endpointPath(endpoint.id)}/rotate-secret" id="rotate-form">
+      ${csrfField(csrfToken)} ${idempotencyField()} ${versionField(endpoint.version)}
+      <label for="password">Your password</label>
+      <input id="password" name="password" type="password" required autocomplete="current-password" />
+      <button type="submit" class="danger">Rotate the secret</button>
+    </form>
+    <p><a href="${endpointPath(endpoint.id)}">Cancel</a></p>`;
+}
