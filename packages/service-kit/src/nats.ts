@@ -15,6 +15,7 @@ import {
   type Subscription,
 } from "nats";
 import type { Logger } from "pino";
+import { failureBackoffMs } from "./backoff.js";
 
 export { nanos } from "nats";
 
@@ -82,7 +83,7 @@ export async function connectNats(options: {
           await options.declare(await nc.jetstreamManager());
           return;
         } catch (error) {
-          const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+          const pauseMs = failureBackoffMs(failures);
           options.logger.warn(
             { err: error, failures, pauseMs },
             "declaring the streams after a reconnect failed; retrying",
@@ -191,7 +192,7 @@ export function startPullLoop(options: {
         if (!running) break;
         options.logger.warn({ err: error, failures }, `fetching ${options.what} failed; retrying`);
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+          const timer = setTimeout(resolve, failureBackoffMs(failures));
           stopWait = () => {
             clearTimeout(timer);
             resolve();

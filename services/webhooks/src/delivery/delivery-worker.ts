@@ -11,6 +11,7 @@
  * (endpoint-scheduler.ts), so a slow endpoint's backlog comes back at the pace it is served instead
  * of crowding every fetch.
  */
+import { failureBackoffMs } from "@platform/service-kit/backoff";
 import type { Logger } from "@platform/service-kit/logger";
 import { inSpan, noTracing, SpanKind, SpanStatusCode, withTraceId, type Tracer } from "@platform/service-kit/tracing";
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
@@ -334,7 +335,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         consumer = undefined;
         if (!running) break;
         logger.warn({ err: error, failures }, "fetching delivery jobs failed; retrying");
-        await pause(Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+        await pause(failureBackoffMs(failures));
       } finally {
         current = undefined;
       }
