@@ -11,7 +11,7 @@ import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
 import { createAttemptBatcher } from "../src/db/attempt-batcher.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";
-import { createAttemptStore, type AttemptRecord, type AttemptStore } from "../src/db/attempt-store.js";
+import { createAttemptStore, type AttemptToRecord, type AttemptStore } from "../src/db/attempt-store.js";
 import { withBatchedClaims } from "../src/db/claim-batcher.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
@@ -24,7 +24,7 @@ describe("batched attempt records (real Postgres)", () => {
   let record: AttemptStore["recordAttempt"];
   const statements: string[] = [];
 
-  const failed = (): AttemptRecord => ({
+  const failed = (): AttemptToRecord => ({
     attemptedAt: new Date(),
     durationMs: 5,
     succeeded: false,
@@ -33,7 +33,7 @@ describe("batched attempt records (real Postgres)", () => {
     responseBody: Buffer.from("down"),
     responseBodyTruncated: false,
   });
-  const succeeded = (): AttemptRecord => ({ ...failed(), succeeded: true, statusCode: 200, error: null });
+  const succeeded = (): AttemptToRecord => ({ ...failed(), succeeded: true, statusCode: 200, error: null });
 
   async function endpoint(fields: Record<string, unknown> = {}): Promise<string> {
     const id = newEndpointId();
