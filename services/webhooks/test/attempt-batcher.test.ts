@@ -11,8 +11,8 @@ import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
 import { createAttemptBatcher } from "../src/db/attempt-batcher.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";
-import { createAttemptStore, type AttemptToRecord, type AttemptStore } from "../src/db/attempt-store.js";
-import { withBatchedClaims } from "../src/db/claim-batcher.js";
+import type { AttemptToRecord, AttemptStore } from "../src/db/attempt-store.js";
+import { createBatchedAttemptStore } from "../src/db/batched-attempt-store.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
 
@@ -238,7 +238,7 @@ describe("batched attempt records (real Postgres)", () => {
   });
 
   it("claims a fetch's jobs in one statement, answering claimed, stale and leased like the store", async () => {
-    const store = withBatchedClaims(createAttemptStore(db), db);
+    const store = createBatchedAttemptStore(db);
     const endpointId = await endpoint();
     const ids = await Promise.all(Array.from({ length: 10 }, () => delivery(endpointId)));
     // delivery() leaves a lease: these are free again; the last one stays leased.

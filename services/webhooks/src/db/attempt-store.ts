@@ -2,6 +2,10 @@
  * What the delivery worker reads and writes in Postgres: claiming a delivery for one attempt (a
  * lease), giving the claim back, holding or dead-lettering a delivery whose endpoint is paused or
  * deleted, and recording an attempt together with the delivery's new state in one transaction.
+ *
+ * One call, one statement or transaction. Production does not run this store as it is: it runs
+ * createBatchedAttemptStore (batched-attempt-store.ts), which batches the claims and the attempt
+ * records and comes here only for the rest.
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import { errorClassOf } from "../domain/attempt-outcome.js";
