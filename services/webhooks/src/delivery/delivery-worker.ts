@@ -5,17 +5,17 @@
  * until the next attempt (a retry waits as a delayed redelivery of its job). Those stages are
  * attempt-stages.ts; this file decides when a job runs.
  *
- * It fetches only as many jobs as it has free slots (WEBHOOKS_CONCURRENCY), so no job waits in a
- * client buffer past its ack wait. A job for an endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY
- * (never more than half the slots) waits in that endpoint's short line in memory, or, when the
- * line is full, is nak'ed with a delay spaced by the endpoint's attempt time
- * (endpoint-scheduler.ts), so a slow endpoint's backlog comes back at the pace it is served instead
- * of crowding every fetch.
+ * It fetches on service-kit's pull loop (startPullLoop) only as many jobs as it has free slots
+ * (WEBHOOKS_CONCURRENCY), so no job waits in a client buffer past its ack wait. A job for an
+ * endpoint already at WEBHOOKS_ENDPOINT_CONCURRENCY (never more than half the slots) waits in that
+ * endpoint's short line in memory, or, when the line is full, is nak'ed with a delay spaced by the
+ * endpoint's attempt time (endpoint-scheduler.ts), so a slow endpoint's backlog comes back at the
+ * pace it is served instead of crowding every fetch.
  */
-import { failureBackoffMs } from "@platform/service-kit/backoff";
 import type { Logger } from "@platform/service-kit/logger";
+import { startPullLoop } from "@platform/service-kit/nats";
 import { noTracing, type Tracer } from "@platform/service-kit/tracing";
-import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from "nats";
+import type { JetStreamClient, JsMsg } from "nats";
 import type { AttemptStore } from "../db/attempt-store.js";
 import type { SecretKeyRing } from "../domain/secret-box.js";
 import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
@@ -88,18 +88,6 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   /** The job message of each attempt in flight, given back with nak if the shutdown grace ends first. */
   const inFlightJobs = new Map<Promise<void>, JsMsg>();
   let running = true;
-  let current: ConsumerMessages | undefined;
-  let slotFreed: (() => void) | undefined;
-  let stopWait: (() => void) | undefined;
-
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      stopWait = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
 
   function dispatch(msg: JsMsg): void {
     const endpointId = endpointOfDeliverySubject(options.names.namespace, msg.subject);
@@ -125,40 +113,26 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
         const next = job.release();
         if (next && running) run(next);
         else if (next) next.item.nak();
-        slotFreed?.();
+        loop.slotFreed();
       });
     inFlight.add(task);
     inFlightJobs.set(task, msg);
   }
 
-  const loop = (async () => {
-    let failures = 0;
-    let consumer: Consumer | undefined;
-    while (running) {
-      // Jobs waiting in an endpoint's line count against the slots: no more messages held than slots.
-      const free = options.concurrency - inFlight.size - scheduler.queued();
-      if (free <= 0) {
-        await new Promise<void>((resolve) => (slotFreed = resolve));
-        slotFreed = undefined;
-        continue;
-      }
-      try {
-        consumer ??= await options.js.consumers.get(options.names.deliveries, DELIVERY_CONSUMER);
-        current = await consumer.fetch({ max_messages: free, expires: options.fetchExpiresMs ?? 5_000 });
-        if (!running) current.stop();
-        for await (const msg of current) dispatch(msg);
-        failures = 0;
-      } catch (error) {
-        failures += 1;
-        consumer = undefined;
-        if (!running) break;
-        logger.warn({ err: error, failures }, "fetching delivery jobs failed; retrying");
-        await pause(failureBackoffMs(failures));
-      } finally {
-        current = undefined;
-      }
-    }
-  })();
+  // Jobs waiting in an endpoint's line count against the slots: no more messages held than slots.
+  const loop = startPullLoop({
+    js: options.js,
+    stream: options.names.deliveries,
+    consumer: DELIVERY_CONSUMER,
+    batchSize: options.concurrency,
+    freeSlots: () => options.concurrency - inFlight.size - scheduler.queued(),
+    expiresMs: options.fetchExpiresMs ?? 5_000,
+    logger,
+    what: "delivery jobs",
+    async onMessages(messages) {
+      for await (const msg of messages) dispatch(msg);
+    },
+  });
 
   return {
     async stop(graceMs) {
@@ -166,10 +140,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       clearInterval(keepAlive);
       // Jobs waiting in a line go back at once, for this or another process.
       for (const msg of scheduler.drain()) msg.nak();
-      current?.stop();
-      stopWait?.();
-      slotFreed?.();
-      await loop;
+      // Jobs fetched but not dispatched yet go back too (the pull loop's stop).
+      await loop.stop();
       const all = Promise.allSettled([...inFlight]);
       const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
       if ((await Promise.race([all, timer])) === "timeout") {
