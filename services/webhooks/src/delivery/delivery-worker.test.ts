@@ -3,20 +3,19 @@
  * receivers that answer when told show which jobs run, wait in their endpoint's line or go back.
  * Against the real nats-server: services/webhooks/test (endpoint-admission, shutdown, ...).
  */
-import { randomBytes } from "node:crypto";
 import { createLogger } from "@platform/service-kit/logger";
 import type { ConsumerMessages, JetStreamClient, JsMsg } from "nats";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AttemptStore, ClaimedDelivery } from "../db/attempt-store.js";
-import { generateSigningSecret, parseSecretsKey, sealSecret } from "../domain/secret-box.js";
+import type { AttemptStore } from "../db/attempt-store.js";
+import { sealSecret } from "../domain/secret-box.js";
 import { deliverySubject, streamNames } from "../events/streams.js";
+import { claimedDelivery, ring, secret } from "./attempt-fakes.testing.js";
 import { startDeliveryWorker, type DeliveryWorker } from "./delivery-worker.js";
 import type { DeliveryResponse } from "./https-sender.js";
 import { createPipelineMetrics } from "./pipeline-metrics.js";
 
 const names = streamNames("wtest.");
-const ring = parseSecretsKey(randomBytes(32).toString("base64"));
 
 /** A job for `endpointId`, and how it was answered. */
 function job(endpointId: string, deliveryId: string) {
@@ -58,26 +57,12 @@ function fakeJetStream() {
 
 /** A store that claims every job for an attempt now and records every attempt as succeeded. */
 function claimingStore(): AttemptStore {
-  const secretSealed = (endpointId: string) => sealSecret(ring, generateSigningSecret(), endpointId);
   return {
     claim(job) {
+      // The fakes' delivery ids are "<endpoint>/<n>".
       const endpointId = job.deliveryId.split("/")[0]!;
-      const delivery: ClaimedDelivery = {
-        id: job.deliveryId,
-        eventId: "evt_1",
-        endpointId,
-        payload: "{}",
-        generation: job.generation,
-        traceparent: null,
-        dueInMs: 0,
-        url: "https://hooks.example.com/in",
-        paused: false,
-        deleted: false,
-        secretSealed: secretSealed(endpointId),
-        previousSecretSealed: null,
-        previousSecretExpiresAt: null,
-        now: new Date(),
-      };
+      const secretSealed = sealSecret(ring, secret, endpointId);
+      const delivery = claimedDelivery({ id: job.deliveryId, endpointId, generation: job.generation, secretSealed });
       return Promise.resolve({ kind: "claimed", delivery });
     },
     release: () => Promise.resolve(),

@@ -3,7 +3,7 @@
  * claims the delivery in Postgres, signs it at send time, POSTs it, records the attempt and the
  * delivery's new state in one transaction, and only then acks the job, or naks it with the delay
  * until the next attempt (a retry waits as a delayed redelivery of its job). Those stages are
- * attempt-stages.ts; this file decides when a job runs.
+ * delivery-attempt.ts (one file per stage); this file decides when a job runs.
  *
  * It fetches on service-kit's pull loop (startPullLoop) only as many jobs as it has free slots
  * (WEBHOOKS_CONCURRENCY), so no job waits in a client buffer past its ack wait. A job for an
@@ -19,7 +19,7 @@ import type { JetStreamClient, JsMsg } from "nats";
 import type { AttemptStore } from "../db/attempt-store.js";
 import type { SecretKeyRing } from "../domain/secret-box.js";
 import { DELIVERY_CONSUMER, endpointOfDeliverySubject, type StreamNames } from "../events/streams.js";
-import { attemptJob, type AttemptDeps } from "./attempt-stages.js";
+import { attemptJob, type AttemptDeps } from "./delivery-attempt.js";
 import { createEndpointScheduler, type Running } from "./endpoint-scheduler.js";
 import type { HttpsSender } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";
