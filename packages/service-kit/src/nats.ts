@@ -15,6 +15,7 @@ import {
   type Subscription,
 } from "nats";
 import type { Logger } from "pino";
+import { failureBackoffMs } from "./backoff.js";
 
 export { nanos } from "nats";
 
@@ -82,7 +83,7 @@ export async function connectNats(options: {
           await options.declare(await nc.jetstreamManager());
           return;
         } catch (error) {
-          const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+          const pauseMs = failureBackoffMs(failures);
           options.logger.warn(
             { err: error, failures, pauseMs },
             "declaring the streams after a reconnect failed; retrying",
@@ -150,6 +151,32 @@ export interface PullLoop {
    * it now instead of after the consumer's ack wait.
    */
   stop(): Promise<void>;
+  /**
+   * For a loop given `freeSlots`: a slot came free, so a loop waiting for one asks again. Without
+   * `freeSlots` it does nothing.
+   */
+  slotFreed(): void;
+}
+
+export interface PullLoopOptions {
+  js: JetStreamClient;
+  stream: string;
+  consumer: string;
+  /** Messages asked for per fetch, at most. */
+  batchSize: number;
+  expiresMs: number;
+  logger: Logger;
+  /** Names what is fetched, for the log line of a failure ("events for the projections"). */
+  what: string;
+  onMessages(messages: AsyncIterable<JsMsg>): Promise<void>;
+  /**
+   * Bounded concurrency across fetches, for a handler that keeps messages after `onMessages`
+   * returns (the delivery worker): how many more messages it can take now. Asked before each
+   * fetch, which asks for no more than that (and no more than `batchSize`); at zero or less the
+   * loop fetches nothing until `PullLoop.slotFreed()` is called. Without it, every fetch asks for
+   * `batchSize`.
+   */
+  freeSlots?(): number;
 }
 
 /**
@@ -158,27 +185,28 @@ export interface PullLoop {
  * the consumer missing after a server lost its store) is logged as `what` and retried forever with
  * a growing pause. `onMessages` acks or naks each message itself.
  */
-export function startPullLoop(options: {
-  js: JetStreamClient;
-  stream: string;
-  consumer: string;
-  batchSize: number;
-  expiresMs: number;
-  logger: Logger;
-  /** Names what is fetched, for the log line of a failure ("events for the projections"). */
-  what: string;
-  onMessages(messages: AsyncIterable<JsMsg>): Promise<void>;
-}): PullLoop {
+export function startPullLoop(options: PullLoopOptions): PullLoop {
   let running = true;
   let current: FetchHandOver | undefined;
   let stopWait: (() => void) | undefined;
+  let wakeForSlot: (() => void) | undefined;
   const loop = (async () => {
     let failures = 0;
     let consumer: Consumer | undefined;
     while (running) {
+      let max = options.batchSize;
+      if (options.freeSlots) {
+        const free = options.freeSlots();
+        if (free <= 0) {
+          await new Promise<void>((resolve) => (wakeForSlot = resolve));
+          wakeForSlot = undefined;
+          continue;
+        }
+        max = Math.min(max, free);
+      }
       try {
         consumer ??= await options.js.consumers.get(options.stream, options.consumer);
-        current = handOver(await consumer.fetch({ max_messages: options.batchSize, expires: options.expiresMs }));
+        current = handOver(await consumer.fetch({ max_messages: max, expires: options.expiresMs }));
         if (!running) current.giveBack();
         await options.onMessages(current.messages);
         await current.done;
@@ -191,7 +219,7 @@ export function startPullLoop(options: {
         if (!running) break;
         options.logger.warn({ err: error, failures }, `fetching ${options.what} failed; retrying`);
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+          const timer = setTimeout(resolve, failureBackoffMs(failures));
           stopWait = () => {
             clearTimeout(timer);
             resolve();
@@ -207,8 +235,12 @@ export function startPullLoop(options: {
       running = false;
       const given = current?.giveBack() ?? 0;
       stopWait?.();
+      wakeForSlot?.();
       await loop;
       if (given > 0) options.logger.info({ given }, `stopping: gave back ${options.what} fetched but not handled`);
+    },
+    slotFreed() {
+      wakeForSlot?.();
     },
   };
 }

@@ -18,6 +18,7 @@ import type { Knex } from "knex";
 import { headers as natsHeaders, type JetStreamClient } from "nats";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
+import { failureBackoffMs } from "./backoff.js";
 import { inTransaction, preparedStatement } from "./postgres.js";
 import { TRACEPARENT, withTraceId } from "./tracing.js";
 
@@ -274,7 +275,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         await pause(options.pollIntervalMs, true);
       } catch (error) {
         failures += 1;
-        const pauseMs = Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+        const pauseMs = failureBackoffMs(failures);
         options.logger.warn({ err: error, failures, pauseMs }, "outbox relay failed; retrying");
         kicked = false;
         await pause(pauseMs, true);

@@ -18,9 +18,7 @@ import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutd
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
 import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
-import { withBatchedAttempts } from "./db/attempt-batcher.js";
-import { createAttemptStore } from "./db/attempt-store.js";
-import { withBatchedClaims } from "./db/claim-batcher.js";
+import { createBatchedAttemptStore } from "./db/batched-attempt-store.js";
 import { resealEndpointSecrets } from "./db/secret-reseal.js";
 import { startBacklogCollector } from "./delivery/backlog-collector.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
@@ -153,10 +151,7 @@ async function main() {
     names,
     // A fetch's jobs are claimed by one statement; attempts finishing together are recorded in
     // one transaction (acks still follow the commit).
-    store: withBatchedClaims(
-      withBatchedAttempts(createAttemptStore(db, endpointEvents), db, { events: endpointEvents }),
-      db,
-    ),
+    store: createBatchedAttemptStore(db, endpointEvents),
     keyRing,
     targets: targetsFor("attempt"),
     sender,

@@ -11,8 +11,8 @@ import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
 import { createAttemptBatcher } from "../src/db/attempt-batcher.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";
-import { createAttemptStore, type AttemptRecord, type AttemptStore } from "../src/db/attempt-store.js";
-import { withBatchedClaims } from "../src/db/claim-batcher.js";
+import type { AttemptToRecord, AttemptStore } from "../src/db/attempt-store.js";
+import { createBatchedAttemptStore } from "../src/db/batched-attempt-store.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newDeliveryId, newEndpointId, newEventId } from "../src/domain/ids.js";
 
@@ -24,7 +24,7 @@ describe("batched attempt records (real Postgres)", () => {
   let record: AttemptStore["recordAttempt"];
   const statements: string[] = [];
 
-  const failed = (): AttemptRecord => ({
+  const failed = (): AttemptToRecord => ({
     attemptedAt: new Date(),
     durationMs: 5,
     succeeded: false,
@@ -33,7 +33,7 @@ describe("batched attempt records (real Postgres)", () => {
     responseBody: Buffer.from("down"),
     responseBodyTruncated: false,
   });
-  const succeeded = (): AttemptRecord => ({ ...failed(), succeeded: true, statusCode: 200, error: null });
+  const succeeded = (): AttemptToRecord => ({ ...failed(), succeeded: true, statusCode: 200, error: null });
 
   async function endpoint(fields: Record<string, unknown> = {}): Promise<string> {
     const id = newEndpointId();
@@ -238,7 +238,7 @@ describe("batched attempt records (real Postgres)", () => {
   });
 
   it("claims a fetch's jobs in one statement, answering claimed, stale and leased like the store", async () => {
-    const store = withBatchedClaims(createAttemptStore(db), db);
+    const store = createBatchedAttemptStore(db);
     const endpointId = await endpoint();
     const ids = await Promise.all(Array.from({ length: 10 }, () => delivery(endpointId)));
     // delivery() leaves a lease: these are free again; the last one stays leased.

@@ -28,7 +28,7 @@ import { startWebhooks, type WebhooksUnderTest } from "./webhooks-process.js";
 const EVENTS = 150; // 210 deliveries
 const LEASE_MS = Number.parseInt(fastRecoveryEnv.WEBHOOKS_LEASE!, 10) * 1_000;
 const TIMEOUT_MS = Number.parseInt(fastRecoveryEnv.WEBHOOKS_DELIVERY_TIMEOUT!, 10) * 1_000;
-/** How long a job that finds its delivery still leased (by the dead process) is put back: delivery-worker.ts. */
+/** How long a job that finds its delivery still leased (by the dead process) is put back: claim-stage.ts `leasedDelayMs`. */
 const LEASED_DELAY_MS = 5_000;
 
 describe("one of two webhooks processes killed with -9 mid-burst, never restarted", () => {

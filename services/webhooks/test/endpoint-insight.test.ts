@@ -23,8 +23,8 @@ import { createDatabase, migrateToLatest, type Knex } from "@platform/service-ki
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
-import { withBatchedAttempts } from "../src/db/attempt-batcher.js";
 import { createAttemptStore } from "../src/db/attempt-store.js";
+import { createBatchedAttemptStore } from "../src/db/batched-attempt-store.js";
 import { createTargetResolver } from "../src/delivery/target-resolver.js";
 import { newDeliveryId, newEventId } from "../src/domain/ids.js";
 import { parseSecretsKey } from "../src/domain/secret-box.js";
@@ -313,11 +313,8 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
           attempts: 7,
           nextAttemptAt: new Date(),
         });
-        const store = createAttemptStore(db, { namespace: "winsight.", kick: () => undefined });
-        const recorder =
-          writer === "single"
-            ? store
-            : withBatchedAttempts(store, db, { events: { namespace: "winsight.", kick: () => undefined } });
+        const events = { namespace: "winsight.", kick: () => undefined };
+        const recorder = writer === "single" ? createAttemptStore(db, events) : createBatchedAttemptStore(db, events);
         const before = Date.now();
         const recorded = await recorder.recordAttempt(
           deliveryId,

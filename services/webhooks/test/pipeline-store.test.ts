@@ -11,7 +11,7 @@ import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { WEBHOOKS_SCHEMA } from "../src/config.js";
-import { createAttemptStore, type AttemptRecord } from "../src/db/attempt-store.js";
+import { createAttemptStore, type AttemptToRecord } from "../src/db/attempt-store.js";
 import { removeExpired } from "../src/db/retention.js";
 import { startJanitor } from "../src/delivery/janitor.js";
 import { startSweeper, sweepOverdueDeliveries } from "../src/delivery/sweeper.js";
@@ -224,7 +224,7 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
   describe("claiming and recording attempts", () => {
     let kicks = 0;
     const store = () => createAttemptStore(db, { namespace: names.namespace, kick: () => (kicks += 1) });
-    const failed = (): AttemptRecord => ({
+    const failed = (): AttemptToRecord => ({
       attemptedAt: new Date(),
       durationMs: 5,
       succeeded: false,

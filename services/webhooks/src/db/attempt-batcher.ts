@@ -28,7 +28,7 @@ import {
 import {
   attemptRowOf,
   pauseDeadLetteredEndpoints,
-  type AttemptRecord,
+  type AttemptToRecord,
   type AttemptStore,
   type RecordedAttempt,
 } from "./attempt-store.js";
@@ -36,7 +36,7 @@ import type { EndpointEvents } from "./endpoint-events.js";
 
 interface Pending {
   deliveryId: string;
-  attempt: AttemptRecord;
+  attempt: AttemptToRecord;
   delaysMs: readonly number[];
   resolve: (recorded: RecordedAttempt) => void;
   reject: (error: unknown) => void;

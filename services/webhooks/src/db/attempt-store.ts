@@ -2,6 +2,10 @@
  * What the delivery worker reads and writes in Postgres: claiming a delivery for one attempt (a
  * lease), giving the claim back, holding or dead-lettering a delivery whose endpoint is paused or
  * deleted, and recording an attempt together with the delivery's new state in one transaction.
+ *
+ * One call, one statement or transaction. Production does not run this store as it is: it runs
+ * createBatchedAttemptStore (batched-attempt-store.ts), which batches the claims and the attempt
+ * records and comes here only for the rest.
  */
 import type { Knex } from "@platform/service-kit/postgres";
 import { errorClassOf } from "../domain/attempt-outcome.js";
@@ -73,7 +77,11 @@ interface LockedRow {
   generation: number;
 }
 
-export interface AttemptRecord {
+/**
+ * What the worker writes about one attempt it made (not the ledger's read of an attempt row,
+ * ledger-store.ts AttemptRecord).
+ */
+export interface AttemptToRecord {
   attemptedAt: Date;
   durationMs: number;
   succeeded: boolean;
@@ -102,7 +110,7 @@ export interface AttemptStore {
   /** The endpoint is gone: the claimed delivery ends dead-lettered, without an attempt. */
   abandonClaimed(deliveryId: string): Promise<void>;
   /** One transaction: the attempt row, the delivery's new state, and a dead-letter's pause. */
-  recordAttempt(deliveryId: string, attempt: AttemptRecord, delaysMs: readonly number[]): Promise<RecordedAttempt>;
+  recordAttempt(deliveryId: string, attempt: AttemptToRecord, delaysMs: readonly number[]): Promise<RecordedAttempt>;
 }
 
 /** The columns a claim returns (`d` the delivery, `e` its endpoint), as ClaimRow. */
@@ -131,7 +139,7 @@ export function claimedDeliveryOf(row: ClaimRow): ClaimedDelivery {
 }
 
 /** The `attempts` row of one attempt (attempt `number` of the delivery, counting across runs). */
-export function attemptRowOf(deliveryId: string, endpointId: string, number: number, attempt: AttemptRecord) {
+export function attemptRowOf(deliveryId: string, endpointId: string, number: number, attempt: AttemptToRecord) {
   return {
     delivery_id: deliveryId,
     endpoint_id: endpointId,

@@ -10,6 +10,9 @@
  * A type that is not in the webhook catalog (the internal facts of the tenant projections:
  * `notification.*`, `webhook.endpoint_*`) is acked and ignored: no event row, no delivery; only
  * its outbox row (when this service wrote it) is removed.
+ *
+ * The handling of a fetch's messages (createFanoutHandler) takes what it writes as a FanoutStore,
+ * so it runs without NATS or Postgres; startFanout gives it the pull loop and the database.
  */
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import type { Logger } from "@platform/service-kit/logger";
@@ -124,6 +127,17 @@ export interface FanoutMetrics {
   eventsFannedOut: Pick<Counter, "inc">;
 }
 
+/** What the fan-out writes; in production Postgres (fanOutEvents, consumeFromOutbox). */
+export interface FanoutStore {
+  /** The events, their deliveries and jobs (fanOutEvents): one result per event, in order. */
+  fanOut(batch: readonly EventToRecord[]): Promise<FanOutResult[]>;
+  /** Removes the outbox row of an event the fan-out ignores (when this service wrote it). */
+  consumeFromOutbox(eventId: string): Promise<void>;
+}
+
+/** A message of the EVENTS stream as the fan-out uses it (a JetStream message in production). */
+export type FanoutMessage = Pick<JsMsg, "data" | "subject" | "seq" | "headers" | "ack" | "nak" | "term">;
+
 export interface Fanout {
   stop(): Promise<void>;
 }
@@ -131,27 +145,26 @@ export interface Fanout {
 /** A message that failed for a passing reason (Postgres or NATS away) comes back after this. */
 const retryDelayMs = 2_000;
 
-export function startFanout(options: {
-  db: Knex;
-  js: JetStreamClient;
-  names: StreamNames;
-  queue: DeliveryQueue;
+/**
+ * The fan-out of one fetch's messages, each acked, nak'ed or terminated: the events that arrived
+ * in the same turn of the event loop are fanned out as one batch; internal facts are set aside
+ * and invalid messages dropped.
+ */
+export function createFanoutHandler(options: {
+  store: FanoutStore;
   logger: Logger;
   metrics: FanoutMetrics;
-  /** Events fetched, and handled concurrently, at a time. */
-  batchSize?: number;
-  fetchExpiresMs?: number;
   /** One consumer span per event, the child of its message's `traceparent` header. */
   tracer?: Tracer;
-}): Fanout {
+}): (messages: AsyncIterable<FanoutMessage>) => Promise<void> {
   const tracer = options.tracer ?? noTracing.tracer;
-  const { logger } = options;
+  const { logger, store } = options;
 
   /** An internal fact (acked, its outbox row removed) or an invalid message (terminated). */
-  async function setAside(msg: JsMsg, message: Exclude<BusMessage, { kind: "event" }>): Promise<void> {
+  async function setAside(msg: FanoutMessage, message: Exclude<BusMessage, { kind: "event" }>): Promise<void> {
     if (message.kind === "internal") {
       try {
-        await consumeFromOutbox(options.db, message.id);
+        await store.consumeFromOutbox(message.id);
         logger.debug({ eventId: message.id, type: message.type }, "not a webhook event; ignored");
         msg.ack();
       } catch (error) {
@@ -168,13 +181,13 @@ export function startFanout(options: {
   }
 
   interface Fanning {
-    msg: JsMsg;
+    msg: FanoutMessage;
     event: PlatformEvent;
     span: Span;
     traceparent: string | undefined;
   }
 
-  function begin(msg: JsMsg, event: PlatformEvent): Fanning {
+  function begin(msg: FanoutMessage, event: PlatformEvent): Fanning {
     const span = startSpan(tracer, "webhooks.fanout", traceparentOfMessage(msg), {
       kind: SpanKind.CONSUMER,
       attributes: { "webhooks.event_id": event.id, "webhooks.event_type": event.type },
@@ -212,11 +225,7 @@ export function startFanout(options: {
     if (items.length === 0) return;
     let results: FanOutResult[];
     try {
-      results = await fanOutEvents(
-        options.db,
-        options.queue,
-        items.map((item) => ({ event: item.event, traceparent: item.traceparent })),
-      );
+      results = await store.fanOut(items.map((item) => ({ event: item.event, traceparent: item.traceparent })));
     } catch (error) {
       if (items.length === 1) {
         failed(items[0]!, error);
@@ -230,40 +239,65 @@ export function startFanout(options: {
   }
 
   // The messages of one fetch are handled side by side (events have no order to keep).
+  return async (messages) => {
+    // The events that arrived in the same turn of the event loop are one batch: a fetch does
+    // not wait for its last message before the first ones are fanned out.
+    const handling: Promise<void>[] = [];
+    let batch: Fanning[] = [];
+    let scheduled = false;
+    const flush = () => {
+      scheduled = false;
+      if (batch.length === 0) return;
+      handling.push(fanOutBatch(batch));
+      batch = [];
+    };
+    for await (const msg of messages) {
+      const message = classifyBusMessage(msg.data);
+      if (message.kind !== "event") {
+        handling.push(setAside(msg, message));
+        continue;
+      }
+      batch.push(begin(msg, message.event));
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    }
+    flush();
+    await Promise.all(handling);
+  };
+}
+
+export function startFanout(options: {
+  db: Knex;
+  js: JetStreamClient;
+  names: StreamNames;
+  queue: DeliveryQueue;
+  logger: Logger;
+  metrics: FanoutMetrics;
+  /** Events fetched, and handled concurrently, at a time. */
+  batchSize?: number;
+  fetchExpiresMs?: number;
+  /** One consumer span per event, the child of its message's `traceparent` header. */
+  tracer?: Tracer;
+}): Fanout {
+  const { db, queue } = options;
   return startPullLoop({
     js: options.js,
     stream: options.names.events,
     consumer: FANOUT_CONSUMER,
     batchSize: options.batchSize ?? 16,
     expiresMs: options.fetchExpiresMs ?? 5_000,
-    logger,
+    logger: options.logger,
     what: "events",
-    async onMessages(messages) {
-      // The events that arrived in the same turn of the event loop are one batch: a fetch does
-      // not wait for its last message before the first ones are fanned out.
-      const handling: Promise<void>[] = [];
-      let batch: Fanning[] = [];
-      let scheduled = false;
-      const flush = () => {
-        scheduled = false;
-        if (batch.length === 0) return;
-        handling.push(fanOutBatch(batch));
-        batch = [];
-      };
-      for await (const msg of messages) {
-        const message = classifyBusMessage(msg.data);
-        if (message.kind !== "event") {
-          handling.push(setAside(msg, message));
-          continue;
-        }
-        batch.push(begin(msg, message.event));
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      }
-      flush();
-      await Promise.all(handling);
-    },
+    onMessages: createFanoutHandler({
+      store: {
+        fanOut: (batch) => fanOutEvents(db, queue, batch),
+        consumeFromOutbox: (eventId) => consumeFromOutbox(db, eventId),
+      },
+      logger: options.logger,
+      metrics: options.metrics,
+      tracer: options.tracer,
+    }),
   });
 }
