@@ -6,7 +6,7 @@
  * partner's own copy in $WEBHOOK_SECRET (spec 6.2: HMAC-SHA256 of "<t>.<raw body>", lowercase hex).
  */
 
-/** The User-Agent of every delivery (services/webhooks delivery-worker.ts `userAgent`). */
+/** The User-Agent of every delivery (services/webhooks delivery/sign-stage.ts `userAgent`). */
 export const DELIVERY_USER_AGENT = "platform-webhooks/1.0";
 
 /** A POSIX shell single-quoted word: everything literal, a ' closed, escaped and reopened. */
