@@ -61,6 +61,11 @@ export function claimedDelivery(fields: Partial<ClaimedDelivery> = {}): ClaimedD
 
 export const createdAt = new Date(Date.now() - 1_500);
 
+/** What the store answers for a recorded attempt: a first attempt that succeeded, unless told otherwise. */
+export function recordedAttempt(recorded: Partial<RecordedAttempt> = {}): RecordedAttempt {
+  return { number: 1, status: "succeeded", nextAttemptAt: null, deadLettered: false, createdAt, ...recorded };
+}
+
 /** A store that records its calls and answers what it is told to. */
 export function fakeStore(claim: ClaimResult, recorded: Partial<RecordedAttempt> | Promise<RecordedAttempt> = {}) {
   const calls: unknown[][] = [];
@@ -84,14 +89,7 @@ export function fakeStore(claim: ClaimResult, recorded: Partial<RecordedAttempt>
     recordAttempt(id, attempt, delaysMs) {
       calls.push(["recordAttempt", id, attempt, delaysMs]);
       if (recorded instanceof Promise) return recorded;
-      return Promise.resolve({
-        number: 1,
-        status: "succeeded",
-        nextAttemptAt: null,
-        deadLettered: false,
-        createdAt,
-        ...recorded,
-      });
+      return Promise.resolve(recordedAttempt(recorded));
     },
   };
   return { store, calls };

@@ -12,6 +12,7 @@ import {
   createdAt,
   endpointId,
   jobMessage,
+  recordedAttempt,
   stageDeps,
 } from "./attempt-fakes.testing.js";
 import { answerJob, recordAttempt, reportAttempt } from "./record-stage.js";
@@ -132,14 +133,7 @@ describe("record", () => {
   it("acks a job whose delivery needs no other attempt, and naks one with a retry until it is due", () => {
     const answers = (recorded: Partial<RecordedAttempt>) => {
       const { msg, answers: given } = jobMessage();
-      answerJob(msg, {
-        number: 1,
-        status: "succeeded",
-        nextAttemptAt: null,
-        deadLettered: false,
-        createdAt,
-        ...recorded,
-      });
+      answerJob(msg, recordedAttempt(recorded));
       return given;
     };
     expect(answers({})).toEqual([["ack"]]);
