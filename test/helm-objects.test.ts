@@ -349,7 +349,42 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
         service === "gateway"
           ? { httpGet: { path: "/healthz", port: "http" } }
           : { grpc: { port: container.ports.find((p: any) => p.name === "grpc").containerPort } };
-      expect(container.startupProbe, service).toEqual({ ...probe, periodSeconds: 2, failureThreshold: 30 });
+      expect(container.startupProbe, service).toEqual({
+        ...probe,
+        periodSeconds: 2,
+        timeoutSeconds: 2,
+        failureThreshold: 30,
+      });
+    }
+  });
+
+  it("times every liveness and readiness probe explicitly, for answers from memory: a probe fails only when the process itself is stuck", () => {
+    // /readyz and grpc.health.v1 answer from state kept in memory, within 50 ms whatever the
+    // downstreams do (services/gateway/test/frozen-downstream.test.ts); the kubelet's default
+    // timeout of 1 s is not relied on.
+    const answerWithinMs = 50;
+    const timing = (probe: any) => ({
+      periodSeconds: probe.periodSeconds,
+      timeoutSeconds: probe.timeoutSeconds,
+      failureThreshold: probe.failureThreshold,
+    });
+    for (const objects of [defaults, everything]) {
+      for (const service of services) {
+        const container = deploymentOf(objects, service).spec.template.spec.containers[0];
+        const readiness = timing(container.readinessProbe);
+        const liveness = timing(container.livenessProbe);
+        expect(readiness, service).toEqual({ periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 });
+        expect(liveness, service).toEqual({ periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 });
+        for (const probe of [readiness, liveness]) {
+          // 40 times the answer's budget, and shorter than the period: probes never overlap.
+          expect(probe.timeoutSeconds * 1000, service).toBeGreaterThanOrEqual(40 * answerWithinMs);
+          expect(probe.timeoutSeconds, service).toBeLessThan(probe.periodSeconds);
+        }
+        // A stuck pod leaves its Service (10 s) well before liveness restarts it (30 s).
+        expect(readiness.periodSeconds * readiness.failureThreshold).toBeLessThan(
+          liveness.periodSeconds * liveness.failureThreshold,
+        );
+      }
     }
   });
 

@@ -16,8 +16,9 @@ type HealthCheck = (
 /**
  * A `grpc.health.v1.Health/Check` client for one address, or the same targets the clients take
  * (an address list, a `dns:///` name): each check goes to one of the resolved processes, round
- * robin, so it answers SERVING while any of them serves. Used by the gateway's /readyz and by
- * tests; Kubernetes probes use the same service through the kubelet's native grpc probe.
+ * robin, so it answers SERVING while any of them serves. Used by the gateway's background checks
+ * of its downstreams (DownstreamView, behind /readyz and fail-fast) and by tests; Kubernetes
+ * probes use the same service through the kubelet's native grpc probe.
  */
 export class HealthChecker {
   private readonly client: Client;

@@ -38,7 +38,7 @@ describe("the gateway's request log at level warn", () => {
       apiKeys: { find: (id) => Promise.resolve(id === record.id ? record : undefined) },
       logger: pino({ level: "warn" }, { write: (line: string) => void logged.push(JSON.parse(line) as never) }),
       registry: new Registry(),
-      readiness: () => Promise.resolve({ ready: true, checks: {} }),
+      readiness: () => ({ ready: true, checks: {} }),
       publicBaseUrl: "",
     });
     served = await serveApp(app);

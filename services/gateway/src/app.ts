@@ -44,7 +44,8 @@ export interface GatewayDeps {
   apiKeys: ApiKeyLookup;
   logger: Logger;
   registry: Registry;
-  readiness: () => Promise<Readiness>;
+  /** The gateway's readiness, from state kept current in the background: it never waits on a check. */
+  readiness: () => Readiness;
   /** Origin prepended to Link and Location headers ("" for path-absolute links). */
   publicBaseUrl: string;
   /** Spans of every request (no-op when OTEL_EXPORTER_OTLP_ENDPOINT is unset; the default). */
@@ -135,8 +136,8 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
   operational.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });
-  operational.get("/readyz", async (ctx) => {
-    const readiness = await deps.readiness();
+  operational.get("/readyz", (ctx) => {
+    const readiness = deps.readiness();
     ctx.status = readiness.ready ? 200 : 503;
     ctx.body = { status: readiness.ready ? "ready" : "not_ready", checks: readiness.checks };
   });

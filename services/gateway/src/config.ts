@@ -36,6 +36,12 @@ const schema = z.object({
     .refine((v) => v === undefined || /^https:\/\/\S+$/.test(v), "must be an https:// URL"),
   /** Deadline of every gRPC call the gateway makes. */
   UPSTREAM_TIMEOUT: env.duration(5_000),
+  /**
+   * How often the gateway checks each downstream (grpc.health.v1) and its database in the
+   * background, and each check's deadline. Two unanswered checks in a row mark it unreachable:
+   * its calls are then refused at once (503) until a check is answered again.
+   */
+  DOWNSTREAM_CHECK_INTERVAL: env.duration(1_000),
   /** How long a verified API key is trusted without a database read (revocation evicts at once). */
   API_KEY_CACHE_TTL: env.duration(30_000),
   /** When set (https://api.example.com), Link headers are absolute; otherwise path-absolute. */
@@ -97,6 +103,13 @@ const checkedSchema = schema.superRefine((config, ctx) => {
       code: "custom",
       path: ["FLEET_HEARTBEAT_WINDOW"],
       message: "must be at least twice FLEET_HEARTBEAT_INTERVAL, so one late heartbeat does not count a gateway out",
+    });
+  }
+  if (config.DOWNSTREAM_CHECK_INTERVAL < 100) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["DOWNSTREAM_CHECK_INTERVAL"],
+      message: "must be at least 100ms (it is also each check's deadline)",
     });
   }
 });

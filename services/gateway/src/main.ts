@@ -1,5 +1,6 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { failFastWhileUnreachable } from "@platform/service-kit/fail-fast-client";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { Gauge } from "prom-client";
@@ -16,8 +17,10 @@ import { createConsoleLinks } from "./db/console-links.js";
 import { createConsoleStore } from "./db/console-store.js";
 import { purgeExpiredIdempotencyKeysEvery } from "@platform/service-kit/idempotency";
 import { purgeEvery } from "@platform/service-kit/purge";
+import { databaseCheck } from "./db/database-check.js";
 import { createFleetStore, FleetHeartbeat, newFleetMemberId } from "./db/fleet-store.js";
 import { createCatalogClient } from "./grpc/catalog-client.js";
+import { healthCheckOf, watchDownstreams } from "./grpc/downstreams.js";
 import { createNotifyClient } from "./grpc/notify-client.js";
 import { createProjectionClient } from "./grpc/projection-client.js";
 import { createWebhooksClient } from "./grpc/webhooks-client.js";
@@ -62,13 +65,39 @@ async function main() {
     logger,
   });
   await apiKeys.start();
-  const catalog = createCatalogClient(config.CATALOG_ADDR, config.UPSTREAM_TIMEOUT);
+  const registry = createMetricsRegistry("gateway", build);
+  // Each downstream's state is checked in the background: /readyz reads it without waiting, and
+  // while a service is unreachable its calls are refused at once (503, nothing sent).
   const catalogHealth = new HealthChecker(config.CATALOG_ADDR);
-  const notify = createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT);
-  const projections = createProjectionClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT);
   const notifyHealth = new HealthChecker(config.NOTIFY_ADDR);
-  const webhooks = createWebhooksClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT);
   const webhooksHealth = new HealthChecker(config.WEBHOOKS_ADDR);
+  const downstreams = watchDownstreams(
+    {
+      database: databaseCheck(db),
+      catalog: healthCheckOf(catalogHealth, "catalog.v1.CatalogService"),
+      notify: healthCheckOf(notifyHealth, "notify.v1.TenantService"),
+      webhooks: healthCheckOf(webhooksHealth, "webhooks.v1.WebhookService"),
+    },
+    { intervalMs: config.DOWNSTREAM_CHECK_INTERVAL, logger, registry },
+  );
+  await downstreams.start(config.DOWNSTREAM_CHECK_INTERVAL);
+  const { views } = downstreams;
+  const catalog = failFastWhileUnreachable(
+    createCatalogClient(config.CATALOG_ADDR, config.UPSTREAM_TIMEOUT),
+    views.catalog,
+  );
+  const notify = failFastWhileUnreachable(
+    createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT),
+    views.notify,
+  );
+  const projections = failFastWhileUnreachable(
+    createProjectionClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT),
+    views.notify,
+  );
+  const webhooks = failFastWhileUnreachable(
+    createWebhooksClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT),
+    views.webhooks,
+  );
   const rateLimits = new TokenBuckets({ ratePerSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST });
   // The gateways count themselves (gateway.fleet_members) and each enforces 1/N of the limit.
   // This gateway joins before it listens, so it never serves with a count that leaves it out.
@@ -84,32 +113,23 @@ async function main() {
   evictIdleBuckets.unref();
   let stopping = false;
 
-  const readiness = async (): Promise<Readiness> => {
-    const [database, catalogStatus, notifyStatus, webhooksStatus] = await Promise.all([
-      db.raw("select 1").then(
-        () => "ok",
-        () => "unreachable",
-      ),
-      catalogHealth.check("catalog.v1.CatalogService"),
-      notifyHealth.check("notify.v1.TenantService"),
-      webhooksHealth.check("webhooks.v1.WebhookService"),
-    ]);
+  // Answered from the views, never waiting on a check. Ready means this gateway can serve its own
+  // part: its database (keys, grants, fleet). A downstream that is down is reported in the checks,
+  // and only the routes that need it answer 503 service.unavailable with Retry-After (refused at
+  // once while its view says unreachable); taking every gateway out of rotation for it would stop
+  // the rest too.
+  const readiness = (): Readiness => {
+    const database = views.database.reachable ? "ok" : "unreachable";
     const checks = {
       database,
-      catalog: catalogStatus,
-      notify: notifyStatus,
-      webhooks: webhooksStatus,
+      catalog: views.catalog.status,
+      notify: views.notify.status,
+      webhooks: views.webhooks.status,
       gateway: stopping ? "stopping" : "ok",
     };
-    // Ready means this gateway can serve its own part: its database (keys, grants, fleet). A
-    // downstream that is down is reported in the checks, and only the routes that need it answer
-    // 503 service.unavailable with Retry-After (its calls fail fast on a channel in
-    // TRANSIENT_FAILURE); taking every gateway out of rotation for it would stop the rest too.
-    const ready = !stopping && database === "ok";
-    return { ready, checks };
+    return { ready: !stopping && database === "ok", checks };
   };
 
-  const registry = createMetricsRegistry("gateway", build);
   new Gauge({
     name: "gateway_fleet_size",
     help: "Live gateways this one counts (heartbeat within FLEET_HEARTBEAT_WINDOW); it enforces 1/N of the rate limit.",
@@ -201,6 +221,7 @@ async function main() {
       clearInterval(evictIdleBuckets);
       purgeIdempotencyKeys.stop();
       purgeConsole.stop();
+      downstreams.stop();
       catalog.close();
       catalogHealth.close();
       notify.close();

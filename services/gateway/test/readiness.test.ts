@@ -48,6 +48,11 @@ describe("gateway readiness per capability", () => {
 
     const catalog = await get("/v1/pets");
     expect(catalog.status).toBe(200);
+    // The view is kept in the background (checks every DOWNSTREAM_CHECK_INTERVAL, 1 s): it names
+    // notify UNREACHABLE after two unanswered checks, and /readyz answers 200 all along.
+    await expect
+      .poll(async () => (await readyz()).body.checks.notify, { timeout: 5_000, interval: 100 })
+      .toBe("UNREACHABLE");
     const ready = await readyz();
     expect(ready.status).toBe(200);
     expect(ready.body.status).toBe("ready");
@@ -65,7 +70,7 @@ describe("gateway readiness per capability", () => {
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("1");
       expect(((await res.json()) as { code: string }).code).toBe("service.unavailable");
-      // Fast: the channel is in TRANSIENT_FAILURE, the call does not wait out UPSTREAM_TIMEOUT (2 s).
+      // Fast: refused by the gateway's view before anything is sent, not after UPSTREAM_TIMEOUT (2 s).
       expect(elapsed).toBeLessThan(1_000);
     }
     // The catalog is untouched by notify's absence.
@@ -74,7 +79,7 @@ describe("gateway readiness per capability", () => {
     await stack.restartNotify();
     await expect.poll(async () => (await send()).status, { timeout: 10_000, interval: 200 }).toBe(200);
     expect((await get(`/api/v1/tenants/${tenant}`)).status).toBe(200);
-    // The health check has its own channel, which reconnects within its backoff (at most 1 s).
+    // The health checks have their own channel, which reconnects within its backoff (at most 1 s).
     await expect
       .poll(async () => (await readyz()).body.checks.notify, { timeout: 3_000, interval: 100 })
       .toBe("SERVING");

@@ -1,4 +1,5 @@
 import { Metadata, status as Status } from "@grpc/grpc-js";
+import { DownstreamUnreachableError } from "@platform/service-kit/fail-fast-client";
 import { describe, expect, it } from "vitest";
 import { apiErrorFromGrpc, httpStatusForGrpc, outcomeMayHaveApplied, type MutationRetry } from "./api-error.js";
 
@@ -65,6 +66,7 @@ describe("mutations whose outcome is unknown", () => {
   const certainlyNotApplied = [
     ["no connection", grpcError(Status.UNAVAILABLE, "No connection established. Last error: ECONNREFUSED")],
     ["the service's own UNAVAILABLE", grpcError(Status.UNAVAILABLE, "database unreachable", "service.unavailable")],
+    ["a call refused by the gateway's view of the service (fail fast)", new DownstreamUnreachableError("catalog")],
   ] as const;
 
   it.each(sentThenLost)("counts %s as possibly applied", (_label, error) => {
@@ -98,5 +100,14 @@ describe("mutations whose outcome is unknown", () => {
 
   it("keeps a read's deadline a plain 503", () => {
     expect(apiErrorFromGrpc(grpcError(Status.DEADLINE_EXCEEDED, "Deadline exceeded")).status).toBe(503);
+  });
+
+  it("answers a call refused by the gateway's view 503 service.unavailable with Retry-After, whatever the call", () => {
+    for (const mutation of [undefined, unkeyed, keyed]) {
+      const answer = apiErrorFromGrpc(new DownstreamUnreachableError("notify"), mutation);
+      expect(answer).toMatchObject({ status: 503, options: { code: "service.unavailable" } });
+      expect(answer.options.headers?.["retry-after"]).toBe("1");
+      expect(answer.message).not.toContain("notify");
+    }
   });
 });

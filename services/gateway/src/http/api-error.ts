@@ -1,5 +1,6 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { DomainError } from "@platform/service-kit/errors";
+import { DownstreamUnreachableError } from "@platform/service-kit/fail-fast-client";
 import { statusForErrorKind } from "@platform/service-kit/grpc-server";
 
 /**
@@ -86,9 +87,12 @@ export interface MutationRetry {
  * not that the service stopped working; CANCELLED and a transport UNAVAILABLE (connection
  * dropped, stream reset) after the call left the gateway are just as ambiguous. The one transport
  * failure known to happen before anything was sent is grpc-js's "No connection established": no
- * connection could be picked for the call. Anything not recognised counts as unknown, the safe side.
+ * connection could be picked for the call; and a call the gateway refused itself because its view
+ * says the service is unreachable (DownstreamUnreachableError) was never sent at all. Anything not
+ * recognised counts as unknown, the safe side.
  */
 export function outcomeMayHaveApplied(error: unknown): boolean {
+  if (error instanceof DownstreamUnreachableError) return false;
   if (!isGrpcFailure(error)) return false;
   if (typeof error.metadata?.get("error-code")[0] === "string") return false;
   if (error.code === GrpcStatus.DEADLINE_EXCEEDED || error.code === GrpcStatus.CANCELLED) return true;

@@ -88,7 +88,7 @@ describe("the gateway app on an uncatalogued code from a service", () => {
       apiKeys: { find: (id) => Promise.resolve(id === record.id ? record : undefined) },
       logger: pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line) as never) }),
       registry,
-      readiness: () => Promise.resolve({ ready: true, checks: {} }),
+      readiness: () => ({ ready: true, checks: {} }),
       publicBaseUrl: "",
     });
     served = await serveApp(app);
