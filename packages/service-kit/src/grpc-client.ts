@@ -9,6 +9,7 @@ import {
 } from "@grpc/grpc-js";
 import { isIPv4, isIPv6 } from "node:net";
 import { ACTOR_METADATA, GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
+import { registerRoundRobinAvoiding, ROUND_ROBIN_AVOIDING } from "./round-robin-avoiding.js";
 import { TRACEPARENT } from "./tracing.js";
 
 /** A unary method of a generated service definition (ts-proto `XServiceService.method`). */
@@ -97,13 +98,21 @@ export const RECONNECT_BACKOFF: ChannelOptions = {
 };
 
 /**
+ * The clients' balancing: round_robin that lets a retry name the replica it must avoid
+ * (round-robin-avoiding.ts); plain round_robin if a channel is opened without registering it.
+ */
+export const CLIENT_SERVICE_CONFIG = JSON.stringify({
+  loadBalancingConfig: [{ [ROUND_ROBIN_AVOIDING]: {} }, { round_robin: {} }],
+});
+
+/**
  * Options of a long-lived client channel: GRPC_CHANNEL_OPTIONS, round_robin over every resolved
- * address, and keepalive pings every 30 s (answered within 10 s), so a connection that died
- * quietly is noticed before a call waits on it.
+ * address (CLIENT_SERVICE_CONFIG), and keepalive pings every 30 s (answered within 10 s), so a
+ * connection that died quietly is noticed before a call waits on it.
  */
 export const CLIENT_CHANNEL_OPTIONS: ChannelOptions = {
   ...GRPC_CHANNEL_OPTIONS,
-  "grpc.service_config": ROUND_ROBIN_SERVICE_CONFIG,
+  "grpc.service_config": CLIENT_SERVICE_CONFIG,
   ...RECONNECT_BACKOFF,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
@@ -136,6 +145,7 @@ export function grpcTarget(address: string): string {
  * talk inside the cluster network.
  */
 export function createChannel(address: string, options: ChannelOptions = CLIENT_CHANNEL_OPTIONS): Channel {
+  registerRoundRobinAvoiding();
   return new Channel(grpcTarget(address), credentials.createInsecure(), options);
 }
 
