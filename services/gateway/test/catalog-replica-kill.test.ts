@@ -130,8 +130,9 @@ describe("a gateway over two catalog processes, one killed with -9 under 80 GET 
       const answered = await Promise.all(statuses);
       const notOk = answered.filter((s) => s !== 200);
       const retried = retries().slice(retriedBefore);
+      const failures = [...new Set(retried.map((r) => (r.error as { details?: string }).details))].join(" | ");
       summary.push(
-        `run ${runIndex + 1}: ${answered.length} calls, non-2xx ${notOk.length}, retried ${retried.length}, kill at ${Math.round(killedAt)} ms`,
+        `run ${runIndex + 1}: ${answered.length} calls, non-2xx ${notOk.length}, retried ${retried.length} (${failures}), kill at ${Math.round(killedAt)} ms`,
       );
       expect(answered).toHaveLength(CALLS);
       expect(notOk).toEqual([]);

@@ -150,6 +150,7 @@ describe("keyed sends through a notify process killed with -9 beside another", (
     expect(Number(commands.rows[0]!.n)).toBe(total);
     console.log(
       `[notify kill -9 under keyed sends] sends=${total} non_2xx=0 waiting_at_kill=${waiting} retried=${retried.length} ` +
+        `first_failures=${[...new Set(retried.map((r) => (r.error as { details?: string }).details))].join(" | ")} ` +
         `provider_requests=${stub.requests.length} transcript_messages=${messages.rows.length}`,
     );
   }, 60_000);
