@@ -19,10 +19,18 @@ import {
   type ListWorkRequest,
   type ListWorkResponse,
 } from "@platform/proto/notify/v1/projections";
+import { createServer, connect, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pino from "pino";
 import { Registry } from "prom-client";
-import { CLIENT_CHANNEL_OPTIONS, createChannel, createClient, GrpcCallError, grpcTarget } from "./grpc-client.js";
+import {
+  CLIENT_CHANNEL_OPTIONS,
+  createChannel,
+  createClient,
+  GrpcCallError,
+  grpcTarget,
+  type ReplicaRetry,
+} from "./grpc-client.js";
 import { HealthChecker } from "./grpc-health.js";
 import {
   ACTOR_METADATA,
@@ -31,6 +39,7 @@ import {
   REQUEST_ID_METADATA,
   startGrpcServer,
 } from "./grpc-server.js";
+import { NO_OTHER_REPLICA } from "./round-robin-avoiding.js";
 
 /** What the server saw of one call: its method, request id metadata and the client's address. */
 interface Seen {
@@ -333,6 +342,209 @@ describe("balancing over several processes of one service", () => {
     } finally {
       catalog.close();
       await running.shutdown(1_000);
+    }
+  });
+});
+
+/**
+ * A TCP proxy in front of a server: the client connects to it as to a replica, and `kill` does to
+ * the client's connections what a process killed with -9 does (the kernel closes its sockets:
+ * FIN, or RST when data was left unread) and refuses new ones.
+ */
+async function startProxy(targetPort: number): Promise<{ address: string; kill(how: "FIN" | "RST"): void }> {
+  const pairs = new Set<[Socket, Socket]>();
+  const proxy = createServer((client) => {
+    const upstream = connect(targetPort, "127.0.0.1");
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.pipe(upstream).pipe(client);
+    const drop = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of pair) socket.on("error", drop).on("close", drop);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    kill(how) {
+      proxy.close();
+      for (const [client, upstream] of pairs) {
+        if (how === "RST") client.resetAndDestroy();
+        else client.destroy();
+        upstream.destroy();
+      }
+    },
+  };
+}
+
+describe("a repeatable call whose connection dies before the answer: retried once on another replica", () => {
+  /**
+   * Two replicas of getPet behind proxies, recording the request ids they get; the first holds
+   * every call for a pet id from 9000 (it never answers it), the second answers every call.
+   */
+  async function startPair() {
+    const seen: string[][] = [[], []];
+    const held: string[] = [];
+    const servers = await Promise.all(
+      seen.map(async (ids, index) => {
+        const server = new Server();
+        server.addService(CatalogServiceService, {
+          getPet(call: ServerUnaryCall<GetPetRequest, GetPetResponse>, callback: sendUnaryData<GetPetResponse>) {
+            ids.push(String(call.metadata.get(REQUEST_ID_METADATA)[0]));
+            if (index === 0 && Number(call.request.id) >= 9_000) held.push(call.request.id);
+            else callback(null, { pet: pet(call.request.id, "Rex") });
+          },
+        });
+        const port = await new Promise<number>((resolve, reject) =>
+          server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
+            error ? reject(error) : resolve(bound),
+          ),
+        );
+        return { server, port };
+      }),
+    );
+    const proxies = await Promise.all(servers.map((s) => startProxy(s.port)));
+    return {
+      seen,
+      held,
+      proxies,
+      addresses: proxies.map((p) => p.address).join(","),
+      close: () => servers.forEach((s) => s.server.forceShutdown()),
+    };
+  }
+
+  /** A client over both, once both replicas have answered a call (both connected). */
+  async function connectedClient(pair: { addresses: string; seen: string[][] }) {
+    const catalog = createClient(CatalogServiceService, pair.addresses, { timeoutMs: 5_000 });
+    for (let i = 0; i < 50 && !pair.seen.every((ids) => ids.includes("warm")); i++) {
+      await catalog.getPet({ id: "1" }, { requestId: "warm" });
+    }
+    expect(pair.seen.every((ids) => ids.includes("warm"))).toBe(true);
+    return catalog;
+  }
+
+  it.each(["FIN", "RST"] as const)(
+    "a read on a replica whose connection ends (%s) is answered by the other, which gets the same request; the retry is reported",
+    async (how) => {
+      const pair = await startPair();
+      const catalog = await connectedClient(pair);
+      try {
+        const retries: ReplicaRetry[] = [];
+        const options = (requestId: string) => ({
+          requestId,
+          repeatable: true,
+          onReplicaRetry: (r: ReplicaRetry) => retries.push(r),
+        });
+        // Two at once: round_robin sends one to each; the first replica holds its own.
+        const answers = Promise.all([
+          catalog.getPet({ id: "9001" }, options("req-a")),
+          catalog.getPet({ id: "9002" }, options("req-b")),
+        ]);
+        await expect.poll(() => pair.held.length).toBe(1);
+        const heldId = pair.seen[0]!.at(-1)!;
+        pair.proxies[0]!.kill(how);
+        expect((await answers).map((a) => a.pet!.id)).toEqual(["9001", "9002"]);
+        // The held call reached the second replica too (its retry), with the same request id.
+        expect(pair.seen[1]!.filter((id) => id === heldId)).toHaveLength(1);
+        expect(retries).toHaveLength(1);
+        expect(retries[0]).toMatchObject({
+          method: CatalogServiceService.getPet.path,
+          from: pair.proxies[0]!.address,
+          to: pair.proxies[1]!.address,
+          code: Status.OK,
+        });
+        expect(retries[0]!.error.code).toBe(Status.UNAVAILABLE);
+      } finally {
+        catalog.close();
+        pair.close();
+      }
+    },
+  );
+
+  it("a call that is not repeatable (a mutation without a key) fails UNAVAILABLE and is not made again", async () => {
+    const pair = await startPair();
+    const catalog = await connectedClient(pair);
+    try {
+      const retries: ReplicaRetry[] = [];
+      const onReplicaRetry = (r: ReplicaRetry) => retries.push(r);
+      const outcomes = Promise.allSettled([
+        catalog.getPet({ id: "9001" }, { requestId: "once-a", onReplicaRetry }),
+        catalog.getPet({ id: "9002" }, { requestId: "once-b", onReplicaRetry }),
+      ]);
+      await expect.poll(() => pair.held.length).toBe(1);
+      const heldId = pair.seen[0]!.at(-1)!;
+      pair.proxies[0]!.kill("RST");
+      const settled = await outcomes;
+      const failed = settled.filter((s) => s.status === "rejected");
+      expect(failed).toHaveLength(1);
+      expect(((failed[0] as PromiseRejectedResult).reason as GrpcCallError).code).toBe(Status.UNAVAILABLE);
+      expect(pair.seen[1]!.filter((id) => id === heldId)).toEqual([]);
+      expect(retries).toEqual([]);
+    } finally {
+      catalog.close();
+      pair.close();
+    }
+  });
+
+  it("with no other replica ready, the call fails with its own failure (reported with no replica retried on)", async () => {
+    const pair = await startPair();
+    // Only the holding replica.
+    const catalog = createClient(CatalogServiceService, pair.proxies[0]!.address, { timeoutMs: 5_000 });
+    try {
+      await catalog.getPet({ id: "1" }, { requestId: "warm" });
+      const retries: ReplicaRetry[] = [];
+      const call = catalog.getPet(
+        { id: "9000" },
+        { requestId: "alone", repeatable: true, onReplicaRetry: (r) => retries.push(r) },
+      );
+      await expect.poll(() => pair.held.length).toBe(1);
+      pair.proxies[0]!.kill("RST");
+      const error = await failure(call);
+      expect(error.code).toBe(Status.UNAVAILABLE);
+      expect(error.details).not.toBe(NO_OTHER_REPLICA);
+      expect(retries).toHaveLength(1);
+      expect(retries[0]).toMatchObject({ from: pair.proxies[0]!.address, to: undefined, code: Status.UNAVAILABLE });
+    } finally {
+      catalog.close();
+      pair.close();
+    }
+  });
+
+  it("a service's own answer is never repeated, even UNAVAILABLE: it carries an error-code", async () => {
+    const seen: unknown[] = [];
+    const unavailable = () =>
+      startGrpcServer({
+        host: "127.0.0.1",
+        port: 0,
+        instrumentation: createGrpcInstrumentation(pino({ level: "silent" }), new Registry()),
+        services: [
+          {
+            definition: CatalogServiceService,
+            implementation: {
+              getPet(call: ServerUnaryCall<GetPetRequest, GetPetResponse>, callback: sendUnaryData<GetPetResponse>) {
+                seen.push(call.metadata.get(REQUEST_ID_METADATA)[0]);
+                const trailers = new Metadata();
+                trailers.set(ERROR_CODE_METADATA, "service.unavailable");
+                callback({ code: Status.UNAVAILABLE, details: "database unreachable", metadata: trailers });
+              },
+            },
+          },
+        ],
+      });
+    const replicas = await Promise.all([unavailable(), unavailable()]);
+    const catalog = createClient(CatalogServiceService, replicas.map((r) => `127.0.0.1:${r.port}`).join(","), {
+      timeoutMs: 5_000,
+    });
+    try {
+      const error = await failure(catalog.getPet({ id: "1" }, { requestId: "own", repeatable: true }));
+      expect(error.code).toBe(Status.UNAVAILABLE);
+      expect(error.metadata.get(ERROR_CODE_METADATA)).toEqual(["service.unavailable"]);
+      expect(seen).toEqual(["own"]);
+    } finally {
+      catalog.close();
+      await Promise.all(replicas.map((r) => r.shutdown(1_000)));
     }
   });
 });

@@ -8,7 +8,8 @@ import {
   type StatusObject,
 } from "@grpc/grpc-js";
 import { isIPv4, isIPv6 } from "node:net";
-import { ACTOR_METADATA, GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
+import { ACTOR_METADATA, ERROR_CODE_METADATA, GRPC_CHANNEL_OPTIONS, REQUEST_ID_METADATA } from "./grpc-server.js";
+import { AVOID_REPLICA_METADATA, registerRoundRobinAvoiding, ROUND_ROBIN_AVOIDING } from "./round-robin-avoiding.js";
 import { TRACEPARENT } from "./tracing.js";
 
 /** A unary method of a generated service definition (ts-proto `XServiceService.method`). */
@@ -47,6 +48,29 @@ export interface CallOptions {
    * metadata so the service can attribute the action; absent for API keys and operators.
    */
   actor?: string | undefined;
+  /**
+   * The call may be made twice: it only reads, or it is a mutation carrying an idempotency key
+   * the service deduplicates on. Only such a call is retried, once, on another replica when its
+   * connection dies before the service answered (diedBeforeAnswer); a mutation without a key
+   * never is, since its first attempt may have taken effect.
+   */
+  repeatable?: boolean;
+  /** Told of each retry on another replica, once it is over (the gateway logs it). */
+  onReplicaRetry?: (retry: ReplicaRetry) => void;
+}
+
+/** One retry on another replica: what failed where, and how the retry ended. */
+export interface ReplicaRetry {
+  /** The method's path (`/catalog.v1.CatalogService/ListPets`). */
+  method: string;
+  /** The replica whose connection died under the first attempt (`ip:port`). */
+  from: string;
+  /** The first attempt's failure. */
+  error: GrpcCallError;
+  /** The replica the retry went to; undefined when no other was ready (the call then fails with `error`). */
+  to: string | undefined;
+  /** The retry's status code (OK when it succeeded). */
+  code: Status;
 }
 
 /** A client's methods, derived from its definition: one promise-returning function per unary method. */
@@ -97,13 +121,21 @@ export const RECONNECT_BACKOFF: ChannelOptions = {
 };
 
 /**
+ * The clients' balancing: round_robin that lets a retry name the replica it must avoid
+ * (round-robin-avoiding.ts); plain round_robin if a channel is opened without registering it.
+ */
+export const CLIENT_SERVICE_CONFIG = JSON.stringify({
+  loadBalancingConfig: [{ [ROUND_ROBIN_AVOIDING]: {} }, { round_robin: {} }],
+});
+
+/**
  * Options of a long-lived client channel: GRPC_CHANNEL_OPTIONS, round_robin over every resolved
- * address, and keepalive pings every 30 s (answered within 10 s), so a connection that died
- * quietly is noticed before a call waits on it.
+ * address (CLIENT_SERVICE_CONFIG), and keepalive pings every 30 s (answered within 10 s), so a
+ * connection that died quietly is noticed before a call waits on it.
  */
 export const CLIENT_CHANNEL_OPTIONS: ChannelOptions = {
   ...GRPC_CHANNEL_OPTIONS,
-  "grpc.service_config": ROUND_ROBIN_SERVICE_CONFIG,
+  "grpc.service_config": CLIENT_SERVICE_CONFIG,
   ...RECONNECT_BACKOFF,
   "grpc.keepalive_time_ms": 30_000,
   "grpc.keepalive_timeout_ms": 10_000,
@@ -136,6 +168,7 @@ export function grpcTarget(address: string): string {
  * talk inside the cluster network.
  */
 export function createChannel(address: string, options: ChannelOptions = CLIENT_CHANNEL_OPTIONS): Channel {
+  registerRoundRobinAvoiding();
   return new Channel(grpcTarget(address), credentials.createInsecure(), options);
 }
 
@@ -174,8 +207,12 @@ export function createClient<D extends ServiceDefinition>(
  * directly rather than through grpc-js's Client method wrappers: no interceptor chain, no per-call
  * EventEmitter and stack capture. That is most of the gateway's per-request gRPC cost, and the
  * gateway makes one such call per partner request.
+ *
+ * A repeatable call (CallOptions.repeatable) whose connection died before the service answered
+ * is made once more, on another replica (round-robin-avoiding.ts), within the same deadline; the
+ * answer is the retry's. When no other replica is ready, the first failure is the answer.
  */
-function startUnaryCall<Req, Res>(
+async function startUnaryCall<Req, Res>(
   channel: ChannelInterface,
   method: UnaryMethod<Req, Res>,
   request: Req,
@@ -186,12 +223,70 @@ function startUnaryCall<Req, Res>(
   metadata.set(REQUEST_ID_METADATA, options.requestId);
   if (options.traceparent) metadata.set(TRACEPARENT, options.traceparent);
   if (options.actor) metadata.set(ACTOR_METADATA, options.actor);
-  return new Promise<Res>((resolve, reject) => {
-    const call = channel.createCall(method.path, Date.now() + timeoutMs, undefined, null, null);
+  const deadline = Date.now() + timeoutMs;
+  const message = method.requestSerialize(request);
+  const first = await attemptUnaryCall(channel, method, message, metadata, deadline);
+  if (first.ok) return first.value;
+  if (!options.repeatable || !diedBeforeAnswer(first)) throw first.error;
+  const elsewhere = metadata.clone();
+  elsewhere.set(AVOID_REPLICA_METADATA, first.replica);
+  const retry = await attemptUnaryCall(channel, method, message, elsewhere, deadline);
+  const retried = { method: method.path, from: first.replica, error: first.error };
+  if (retry.ok) {
+    options.onReplicaRetry?.({ ...retried, to: retry.replica, code: Status.OK });
+    return retry.value;
+  }
+  // No other replica took it (none ready: NO_OTHER_REPLICA, or none at all): the first failure says what happened.
+  options.onReplicaRetry?.({ ...retried, to: retry.replica, code: retry.error.code });
+  throw retry.replica === undefined ? first.error : retry.error;
+}
+
+/** An attempt that failed: how, where, and how far it got. */
+interface FailedAttempt {
+  ok: false;
+  error: GrpcCallError;
+  /** The replica (`ip:port`) the attempt was sent to; undefined when none was picked. */
+  replica: string | undefined;
+  /** Whether anything of the service's answer (headers, a message) arrived before the failure. */
+  answered: boolean;
+}
+
+/** How one attempt of a call ended. */
+type Attempt<Res> = { ok: true; value: Res; replica: string } | FailedAttempt;
+
+/**
+ * Whether an attempt failed because its connection died before the service answered: UNAVAILABLE
+ * from grpc-js itself (the connection reset or dropped, the stream refused), on a replica it was
+ * sent to, with nothing of an answer received. Not a service's own UNAVAILABLE (it carries an
+ * error-code), not "No connection established" (no replica was picked: none is ready, so there
+ * is none to retry on), not DEADLINE_EXCEEDED (the time is up).
+ */
+function diedBeforeAnswer(attempt: FailedAttempt): attempt is FailedAttempt & { replica: string } {
+  return (
+    attempt.error.code === Status.UNAVAILABLE &&
+    attempt.replica !== undefined &&
+    !attempt.answered &&
+    attempt.error.metadata.get(ERROR_CODE_METADATA).length === 0
+  );
+}
+
+function attemptUnaryCall<Req, Res>(
+  channel: ChannelInterface,
+  method: UnaryMethod<Req, Res>,
+  message: Buffer,
+  metadata: Metadata,
+  deadline: number,
+): Promise<Attempt<Res>> {
+  return new Promise<Attempt<Res>>((resolve) => {
+    const call = channel.createCall(method.path, deadline, undefined, null, null);
     let response: { value: Res } | undefined;
+    let answered = false;
     call.start(metadata, {
-      onReceiveMetadata: () => undefined,
+      onReceiveMetadata: () => {
+        answered = true;
+      },
       onReceiveMessage: (bytes: Buffer) => {
+        answered = true;
         try {
           response = { value: method.responseDeserialize(bytes) };
         } catch (error) {
@@ -199,13 +294,20 @@ function startUnaryCall<Req, Res>(
         }
       },
       onReceiveStatus: (status: StatusObject) => {
-        if (status.code === Status.OK && response) resolve(response.value);
-        else if (status.code === Status.OK)
-          reject(new GrpcCallError(Status.UNIMPLEMENTED, "no response", status.metadata));
-        else reject(new GrpcCallError(status.code, status.details, status.metadata));
+        if (status.code === Status.OK && response) {
+          resolve({ ok: true, value: response.value, replica: call.getPeer() });
+          return;
+        }
+        const error =
+          status.code === Status.OK
+            ? new GrpcCallError(Status.UNIMPLEMENTED, "no response", status.metadata)
+            : new GrpcCallError(status.code, status.details, status.metadata);
+        // The call's peer is the replica's address once one was picked, else the channel's target.
+        const peer = call.getPeer();
+        resolve({ ok: false, error, replica: peer === channel.getTarget() ? undefined : peer, answered });
       },
     });
-    call.sendMessageWithContext({}, method.requestSerialize(request));
+    call.sendMessageWithContext({}, message);
     call.halfClose();
     call.startRead();
   });

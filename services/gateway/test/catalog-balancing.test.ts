@@ -12,8 +12,9 @@ const entry = (service: string, file = "main.js") => join(repo, "services", serv
 
 /**
  * One gateway over three catalog processes named in one CATALOG_ADDR list: every call is balanced
- * (round_robin), and a process killed with -9 fails only the calls it had in flight, each with the
- * documented outcome (docs/operations.md, "Balancing across replicas"). About 5 s.
+ * (round_robin), and a process killed with -9 costs only the calls it had in flight that may not
+ * be made twice: a read and a keyed create are retried on another process, an unkeyed create
+ * answers 504 (docs/operations.md, "Balancing across replicas"). About 5 s.
  */
 describe("a gateway balancing over three catalog processes", () => {
   let scratch: ScratchDatabase;
@@ -71,6 +72,7 @@ describe("a gateway balancing over three catalog processes", () => {
     }
     return total;
   };
+  const address = (p: ServiceProcess) => `127.0.0.1:${p.listening.grpcPort as number}`;
   const call = async (method: string, path: string, headers: Record<string, string> = {}, body?: object) => {
     const res = await fetch(`${url}${path}`, {
       method,
@@ -118,7 +120,7 @@ describe("a gateway balancing over three catalog processes", () => {
     }
   });
 
-  it("after kill -9 of one, fails only its calls in flight (GET 503 + Retry-After, keyed create 503 then one pet on retry, unkeyed create 504) and sends it nothing more", async () => {
+  it("after kill -9 of one, its calls in flight: the GET retried on another (200), the keyed create retried there (409 in progress, then one pet), the unkeyed create 504; it gets nothing more", async () => {
     const [victim, ...survivors] = catalogs as [ServiceProcess, ServiceProcess, ServiceProcess];
     const lock = new pg.Client({ connectionString: scratch.url });
     await lock.connect();
@@ -142,20 +144,21 @@ describe("a gateway balancing over three catalog processes", () => {
       }
       const survivorsBefore = await Promise.all(survivors.map(handled));
       await victim.stop("SIGKILL");
-      // The victim's three calls fail as soon as its connection resets, while the lock still holds the others.
+      // The victim's GET and keyed create are retried on a survivor: the GET waits there on the
+      // lock with the others; the keyed create finds its key claimed by the dead process (409).
+      // The unkeyed create is not retried: its outcome is unknown.
       const settled = await Promise.all(
         pending.map(async (p) => ({ ...p, result: await Promise.race([p.answer, wait(1_000)]) })),
       );
       const failed = settled.filter((s) => s.result !== "waiting");
       expect(failed.map((f) => [f.kind, f.result !== "waiting" && f.result.status])).toEqual([
-        ["get", 503],
-        ["keyed", 503],
+        ["keyed", 409],
         ["unkeyed", 504],
       ]);
       for (const f of failed) {
         if (f.result === "waiting") continue;
-        expect(f.result.body.code).toBe(f.kind === "unkeyed" ? "outcome_unknown" : "unavailable");
-        expect(f.result.retryAfter).toBe(f.kind === "unkeyed" ? null : "1");
+        expect(f.result.body.code).toBe(f.kind === "unkeyed" ? "outcome_unknown" : "idempotency_in_progress");
+        expect(f.result.retryAfter).toBeNull();
       }
       // New calls from the moment of the kill go to the two survivors only: none fails.
       const killedAt = performance.now();
@@ -163,13 +166,20 @@ describe("a gateway balancing over three catalog processes", () => {
       const others = await Promise.all(
         pending.filter((p) => !failed.some((f) => f.name === p.name)).map((p) => p.answer),
       );
-      expect(others.map((o) => o.status)).toEqual([200, 200, 201, 201, 201, 201]);
+      expect(others.map((o) => o.status)).toEqual([200, 200, 200, 201, 201, 201, 201]);
       const after = await Promise.all(Array.from({ length: 30 }, () => call("GET", "/v1/pets?limit=1")));
       expect(after.map((a) => a.status)).toEqual(Array.from({ length: 30 }, () => 200));
       const survivorsAfter = await Promise.all(survivors.map(handled));
-      // 6 calls that were in flight on the survivors + 30 new ones: the victim got none of them.
-      expect(survivorsAfter[0]! + survivorsAfter[1]! - survivorsBefore[0]! - survivorsBefore[1]!).toBe(36);
+      // 6 calls that were in flight on the survivors, the victim's GET and keyed create retried
+      // there, and 30 new ones: the victim got none of them.
+      expect(survivorsAfter[0]! + survivorsAfter[1]! - survivorsBefore[0]! - survivorsBefore[1]!).toBe(38);
       expect(performance.now() - killedAt).toBeLessThan(5_000);
+      const retried = gateway.logs.filter((l) => String(l.msg).includes("retried on another replica"));
+      // Each retry is logged when it ends: the create's 409 at once, the GET once the lock was gone.
+      expect(retried.map((r) => [r.method, r.from, r.outcome])).toEqual([
+        ["/catalog.v1.CatalogService/CreatePet", address(victim), "ABORTED"],
+        ["/catalog.v1.CatalogService/ListPets", address(victim), "OK"],
+      ]);
 
       // The keyed create the victim had started: the retry with the same key gives exactly one pet.
       const keyed = failed.find((f) => f.kind === "keyed")!;

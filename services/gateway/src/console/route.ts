@@ -2,7 +2,7 @@ import type { Context } from "koa";
 import type { CallOptions } from "@platform/service-kit/grpc-client";
 import type { ConsoleStore, Flash } from "../db/console-store.js";
 import { consoleActorOf, type ConsoleRole, type ConsoleViewer } from "../domain/console-role.js";
-import type { TenantRouteDeps } from "../http/route.js";
+import { logReplicaRetry, type TenantRouteDeps } from "../http/route.js";
 import type { SafeHtml } from "./html.js";
 import { ConsolePageError } from "./page-error.js";
 
@@ -132,12 +132,18 @@ export interface PublicConsoleRoute extends RowBase {
 /** One row of the console's route table (console/routes.ts). */
 export type ConsoleRoute = SignedInConsoleRoute | PublicConsoleRoute;
 
-/** Call options attributing a gRPC call to the console user (the `call` of a SignedInRequest). */
+/**
+ * Call options attributing a gRPC call to the console user (the `call` of a SignedInRequest). A
+ * page's read (GET) may be repeated on another replica when its connection dies (as the API's
+ * reads: http/route.ts callOptionsOf); a form's mutation is not.
+ */
 export function consoleCallOptions(ctx: Context, viewer: ConsoleViewer): CallOptions & { actor: string } {
   return {
     requestId: ctx.state.requestId,
     traceparent: ctx.state.traceparent,
     actor: consoleActorOf(viewer),
+    repeatable: ctx.method === "GET",
+    onReplicaRetry: (retry) => logReplicaRetry(ctx, retry),
   };
 }
 

@@ -1,4 +1,6 @@
 import type { Context } from "koa";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import type { CallOptions, ReplicaRetry } from "@platform/service-kit/grpc-client";
 import type { ConsoleLinks } from "../db/console-links.js";
 import type { Scope } from "../domain/api-key.js";
 import type { CatalogClient } from "../grpc/catalog-client.js";
@@ -132,8 +134,36 @@ export function problemCodesOf(route: TenantRoute): ProblemCode[] {
   ];
 }
 
-/** What every gRPC call a route makes carries: the request id and the request span's trace context. */
-export const callOptionsOf = (ctx: Context) => ({ requestId: ctx.state.requestId, traceparent: ctx.state.traceparent });
+/**
+ * What every gRPC call a route makes carries: the request id, the request span's trace context,
+ * and whether the call may be made again on another replica when its connection dies before an
+ * answer (CallOptions.repeatable): when the request is a read (GET, HEAD: every `mutation: false`
+ * row and the catalog's GETs) or carries an Idempotency-Key. A route with a key passes it to every
+ * mutation it calls (the service deduplicates on it); a keyless mutation (a catalog create
+ * without a key) is never repeated: its outcome stays unknown (504, api-error.ts).
+ */
+export const callOptionsOf = (ctx: Context): CallOptions => ({
+  requestId: ctx.state.requestId,
+  traceparent: ctx.state.traceparent,
+  repeatable: ctx.method === "GET" || ctx.method === "HEAD" || ctx.state.idempotencyKey !== undefined,
+  onReplicaRetry: (retry) => logReplicaRetry(ctx, retry),
+});
+
+/** One line per retry on another replica: a replica's connection died under a call. */
+export function logReplicaRetry(ctx: Context, retry: ReplicaRetry): void {
+  ctx.state.log().warn(
+    {
+      method: retry.method,
+      from: retry.from,
+      to: retry.to ?? null,
+      error: { code: GrpcStatus[retry.error.code], details: retry.error.details },
+      outcome: GrpcStatus[retry.code],
+    },
+    retry.to === undefined
+      ? "a call's connection died before an answer and no other replica was ready"
+      : "a call's connection died before an answer; retried on another replica",
+  );
+}
 
 /** The checked Idempotency-Key of a tenant mutation (the router refuses a mutation without one). */
 export function idempotencyKeyOf(ctx: Context): string {
