@@ -132,7 +132,33 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
     expect(rest).toHaveLength(0);
     expect(build!.from).toMatch(/^FROM node:20[\w.-]* AS build$/);
     expect(runtime!.from).toMatch(/^FROM node:20[\w.-]*-slim AS runtime$/);
-    expect(build!.lines).toContain(`RUN npx tsc -b services/${service}/tsconfig.build.json`);
+    expect(build!.lines.find((l) => l.startsWith("RUN npx"))).toMatch(
+      new RegExp(`^RUN npx --no-install tsc -b services/${service}/tsconfig\\.build\\.json\\s+&&`),
+    );
+  });
+
+  it("fails its build when a step fails: npx never installs, nothing swallows an exit status", () => {
+    const runs = [...build!.lines, ...runtime!.lines].filter((l) => l.startsWith("RUN "));
+    expect(runs.length).toBeGreaterThan(0);
+    for (const run of runs) {
+      // A chain of && only: `;`, `||` or a pipe would let a failed npm ci or tsc pass unnoticed.
+      expect(run, run).not.toMatch(/;|\|/);
+      for (const npx of run.match(/\bnpx\s+\S+/g) ?? []) expect(npx, run).toBe("npx --no-install");
+    }
+  });
+
+  it("leaves out of the dist it ships the declarations, source maps and build info nothing runs", () => {
+    const compile = build!.lines.find((l) => l.startsWith("RUN npx"))!;
+    const dists = runtime!.lines
+      .map((l) => /^COPY --from=build \/app\/(\S+\/dist) /.exec(l)?.[1])
+      .filter((dist) => dist !== undefined);
+    expect(dists.length).toBeGreaterThan(0);
+    const removal =
+      /&& find ((?:\S+\/dist )+)\\\( -name '\*\.map' -o -name '\*\.d\.ts' -o -name '\*\.tsbuildinfo' \\\) -type f -delete$/.exec(
+        compile,
+      );
+    expect(removal, compile).not.toBeNull();
+    expect(removal![1]!.trim().split(" ").sort()).toEqual(dists.sort());
   });
 
   it("runs as a non-root user", () => {

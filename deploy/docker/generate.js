@@ -188,6 +188,7 @@ export async function dockerfiles(root = defaultRoot) {
         ];
       }),
       buildProject: `${serviceDir}/${projects.get(serviceDir)?.file}`,
+      dists: own.map((dir) => `${dir}/dist`).join(" "),
       compiled: own.map((dir) => `COPY --from=build /app/${dir}/dist ${dir}/dist`),
       shipped: shipped.length === 0 ? [] : [shippedComment, ...shipped.map((path) => `COPY ${path} ${path}`)],
       ports: ports.join(" "),
