@@ -3,6 +3,7 @@ import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 
 const root = join(import.meta.dirname, "..");
 const services = ["gateway", "catalog", "notify", "webhooks"];
@@ -159,6 +160,19 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
       );
     expect(removal, compile).not.toBeNull();
     expect(removal![1]!.trim().split(" ").sort()).toEqual(dists.sort());
+  });
+
+  it("names the image in its header as the chart's default values do: image.registry/<svc>.image.repository", () => {
+    const values = parse(readFileSync(join(root, "deploy", "helm", "platform", "values.yaml"), "utf8")) as {
+      image: { registry: string };
+    } & Record<string, { image: { registry: string; repository: string } }>;
+    const registry = values[service]!.image.registry || values.image.registry;
+    const { version } = JSON.parse(readFileSync(join(root, "services", service, "package.json"), "utf8")) as {
+      version: string;
+    };
+    const header = text.split("\n").filter((l) => l.startsWith("#"));
+    const tags = header.flatMap((l) => [...l.matchAll(/ -t (\S+)/g)].map((m) => m[1]));
+    expect(tags).toEqual([`${registry}/${values[service]!.image.repository}:${version}`]);
   });
 
   it("runs as a non-root user", () => {
