@@ -3,6 +3,7 @@ import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 
 const root = join(import.meta.dirname, "..");
 const services = ["gateway", "catalog", "notify", "webhooks"];
@@ -132,7 +133,46 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
     expect(rest).toHaveLength(0);
     expect(build!.from).toMatch(/^FROM node:20[\w.-]* AS build$/);
     expect(runtime!.from).toMatch(/^FROM node:20[\w.-]*-slim AS runtime$/);
-    expect(build!.lines).toContain(`RUN npx tsc -b services/${service}/tsconfig.build.json`);
+    expect(build!.lines.find((l) => l.startsWith("RUN npx"))).toMatch(
+      new RegExp(`^RUN npx --no-install tsc -b services/${service}/tsconfig\\.build\\.json\\s+&&`),
+    );
+  });
+
+  it("fails its build when a step fails: npx never installs, nothing swallows an exit status", () => {
+    const runs = [...build!.lines, ...runtime!.lines].filter((l) => l.startsWith("RUN "));
+    expect(runs.length).toBeGreaterThan(0);
+    for (const run of runs) {
+      // A chain of && only: `;`, `||` or a pipe would let a failed npm ci or tsc pass unnoticed.
+      expect(run, run).not.toMatch(/;|\|/);
+      for (const npx of run.match(/\bnpx\s+\S+/g) ?? []) expect(npx, run).toBe("npx --no-install");
+    }
+  });
+
+  it("leaves out of the dist it ships the declarations, source maps and build info nothing runs", () => {
+    const compile = build!.lines.find((l) => l.startsWith("RUN npx"))!;
+    const dists = runtime!.lines
+      .map((l) => /^COPY --from=build \/app\/(\S+\/dist) /.exec(l)?.[1])
+      .filter((dist) => dist !== undefined);
+    expect(dists.length).toBeGreaterThan(0);
+    const removal =
+      /&& find ((?:\S+\/dist )+)\\\( -name '\*\.map' -o -name '\*\.d\.ts' -o -name '\*\.tsbuildinfo' \\\) -type f -delete$/.exec(
+        compile,
+      );
+    expect(removal, compile).not.toBeNull();
+    expect(removal![1]!.trim().split(" ").sort()).toEqual(dists.sort());
+  });
+
+  it("names the image in its header as the chart's default values do: image.registry/<svc>.image.repository", () => {
+    const values = parse(readFileSync(join(root, "deploy", "helm", "platform", "values.yaml"), "utf8")) as {
+      image: { registry: string };
+    } & Record<string, { image: { registry: string; repository: string } }>;
+    const registry = values[service]!.image.registry || values.image.registry;
+    const { version } = JSON.parse(readFileSync(join(root, "services", service, "package.json"), "utf8")) as {
+      version: string;
+    };
+    const header = text.split("\n").filter((l) => l.startsWith("#"));
+    const tags = header.flatMap((l) => [...l.matchAll(/ -t (\S+)/g)].map((m) => m[1]));
+    expect(tags).toEqual([`${registry}/${values[service]!.image.repository}:${version}`]);
   });
 
   it("runs as a non-root user", () => {

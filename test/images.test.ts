@@ -176,6 +176,10 @@ describe.each(services)("the %s image", (service) => {
         [`${dir}/dist`, `${dir}/package.json`, ...shipped.map((entry) => `${dir}/${entry}`)].sort(),
       );
     }
+    // Nothing the compiler writes for other compilers and debuggers: no declarations, source maps
+    // or build info (nothing runs with --enable-source-maps, and no sources ship for a map to name).
+    expect(own.filter((path) => /\.(map|d\.ts|tsbuildinfo)$/.test(path))).toEqual([]);
+    expect(own.filter((path) => path.endsWith(".js")).length).toBeGreaterThan(0);
     // No test code, compiled or not.
     expect(own.filter((path) => /(^|\/)(test|tests|__tests__)(\/|$)|\.test\.(js|d\.ts)$/.test(path))).toEqual([]);
     // No package the lockfile installs for development only, and none of the local stack's.

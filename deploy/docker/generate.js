@@ -16,6 +16,8 @@
 //     are into the runtime stage
 //   - its version: its package.json version (the OCI version label)
 //   - its ports: deploy/helm/platform/values.yaml, <service>.port and <service>.metricsPort
+//   - its image name in the header's build command: what the chart pulls by default,
+//     values.yaml image.registry + "/" + <service>.image.repository, tagged with its version
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, posix, relative } from "node:path";
@@ -169,6 +171,11 @@ export async function dockerfiles(root = defaultRoot) {
     if (!ports.every(Number.isInteger)) {
       throw new Error(`deploy/helm/platform/values.yaml has no ${service}.port and ${service}.metricsPort`);
     }
+    const registry = values[service]?.image?.registry || values.image?.registry;
+    const repository = values[service]?.image?.repository;
+    if (typeof registry !== "string" || typeof repository !== "string" || repository === "") {
+      throw new Error(`deploy/helm/platform/values.yaml has no image.registry and ${service}.image.repository`);
+    }
     const own = [...imports, serviceDir];
     const shipped = [];
     for (const dir of own) {
@@ -177,6 +184,7 @@ export async function dockerfiles(root = defaultRoot) {
     const text = fill(template, {
       service,
       version,
+      image: `${registry}/${repository}`,
       imports: imports.join(", "),
       manifests: own.map((dir) => `COPY ${dir}/package.json ${dir}/`),
       sources: own.flatMap((dir) => {
@@ -188,6 +196,7 @@ export async function dockerfiles(root = defaultRoot) {
         ];
       }),
       buildProject: `${serviceDir}/${projects.get(serviceDir)?.file}`,
+      dists: own.map((dir) => `${dir}/dist`).join(" "),
       compiled: own.map((dir) => `COPY --from=build /app/${dir}/dist ${dir}/dist`),
       shipped: shipped.length === 0 ? [] : [shippedComment, ...shipped.map((path) => `COPY ${path} ${path}`)],
       ports: ports.join(" "),
