@@ -1,14 +1,7 @@
-import { execFile } from "node:child_process";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
-import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-
-const run = promisify(execFile);
-const repo = join(import.meta.dirname, "..", "..", "..");
-const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
+import type { ServiceProcess } from "@platform/local-stack/service-process";
+import { startCatalogReplicas, type CatalogReplicas } from "./catalog-replicas.testing.js";
 
 /**
  * One gateway over three catalog processes named in one CATALOG_ADDR list: every call is balanced
@@ -17,51 +10,24 @@ const entry = (service: string, file = "main.js") => join(repo, "services", serv
  * answers 504 (docs/operations.md, "Balancing across replicas"). About 5 s.
  */
 describe("a gateway balancing over three catalog processes", () => {
-  let scratch: ScratchDatabase;
-  const catalogs: ServiceProcess[] = [];
+  let replicas: CatalogReplicas;
+  let catalogs: ServiceProcess[];
   let gateway: ServiceProcess;
   let url: string;
   let key: string;
   let database: pg.Client;
 
   beforeAll(async () => {
-    scratch = await createScratchDatabase("bal");
-    const env = { DATABASE_URL: scratch.url, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0" };
-    // A claim left by the killed process blocks its key for the lease: 2 s here, 30 s by default.
-    Object.assign(env, { IDEMPOTENCY_LEASE: "2s" });
-    // One after the other: the first migrates the scratch database.
-    for (let i = 0; i < 3; i++) {
-      catalogs.push(await startServiceProcess({ name: `catalog-${i}`, entry: entry("catalog"), env }));
-    }
-    gateway = await startServiceProcess({
-      name: "gateway",
-      entry: entry("gateway"),
-      env: {
-        DATABASE_URL: scratch.url,
-        PORT: "0",
-        METRICS_PORT: "0",
-        CATALOG_ADDR: catalogs.map((c) => `127.0.0.1:${c.listening.grpcPort as number}`).join(","),
-        // Nothing listens there: these tests call only the catalog.
-        NOTIFY_ADDR: "127.0.0.1:9",
-        WEBHOOKS_ADDR: "127.0.0.1:9",
-        UPSTREAM_TIMEOUT: "30s",
-        RATE_LIMIT_PER_SECOND: "100000",
-        RATE_LIMIT_BURST: "100000",
-      },
+    replicas = await startCatalogReplicas({
+      prefix: "bal",
+      count: 3,
+      // A claim left by the killed process blocks its key for the lease: 2 s here, 30 s by default.
+      catalogEnv: { IDEMPOTENCY_LEASE: "2s" },
+      gatewayEnv: { UPSTREAM_TIMEOUT: "30s" },
     });
-    url = `http://127.0.0.1:${gateway.listening.port as number}`;
-    const { stdout } = await run(process.execPath, [entry("gateway", "cli/admin.js"), "key", "create", "--name", "b"], {
-      env: { PATH: process.env.PATH ?? "", DATABASE_URL: scratch.url },
-    });
-    key = (JSON.parse(stdout) as { key: string }).key;
-    database = new pg.Client({ connectionString: scratch.url });
-    await database.connect();
+    ({ catalogs, gateway, url, key, database } = replicas);
   });
-  afterAll(async () => {
-    await database?.end();
-    await Promise.all([gateway?.stop(), ...catalogs.map((c) => c.stop())]);
-    await scratch?.drop();
-  });
+  afterAll(() => replicas?.stop());
 
   /** Calls of catalog.v1.CatalogService this catalog process has answered, from its /metrics. */
   const handled = async (catalog: ServiceProcess) => {
@@ -122,7 +88,7 @@ describe("a gateway balancing over three catalog processes", () => {
 
   it("after kill -9 of one, its calls in flight: the GET retried on another (200), the keyed create retried there (409 in progress, then one pet), the unkeyed create 504; it gets nothing more", async () => {
     const [victim, ...survivors] = catalogs as [ServiceProcess, ServiceProcess, ServiceProcess];
-    const lock = new pg.Client({ connectionString: scratch.url });
+    const lock = new pg.Client({ connectionString: replicas.scratch.url });
     await lock.connect();
     const stamp = Date.now();
     // Every call below waits on the lock, in flight on one of the three processes. Sent one at a

@@ -8,17 +8,10 @@
  * run has calls the killed process took and never answered; calls sent in the milliseconds after
  * the kill, before the gateway notices, are retried too. About 40 s.
  */
-import { execFile } from "node:child_process";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
-import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
-
-const run = promisify(execFile);
-const repo = join(import.meta.dirname, "..", "..", "..");
-const entry = (service: string, file = "main.js") => join(repo, "services", service, "dist", "src", file);
+import type { ServiceProcess } from "@platform/local-stack/service-process";
+import { startCatalogReplicas, type CatalogReplicas } from "./catalog-replicas.testing.js";
 
 const RUNS = 3;
 const CALLS = 800;
@@ -27,50 +20,18 @@ const PER_SECOND = 80;
 const HELD = 6;
 
 describe("a gateway over two catalog processes, one killed with -9 under 80 GET /v1/pets a second", () => {
-  let scratch: ScratchDatabase;
-  const catalogs: ServiceProcess[] = [];
-  let env: Record<string, string>;
+  let replicas: CatalogReplicas;
+  let catalogs: ServiceProcess[];
   let gateway: ServiceProcess;
   let url: string;
   let key: string;
   let database: pg.Client;
 
   beforeAll(async () => {
-    scratch = await createScratchDatabase("kill");
-    env = { DATABASE_URL: scratch.url, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", METRICS_PORT: "0" };
-    // One after the other: the first migrates the scratch database.
-    for (let i = 0; i < 2; i++) {
-      catalogs.push(await startServiceProcess({ name: `catalog-${i}`, entry: entry("catalog"), env }));
-    }
-    gateway = await startServiceProcess({
-      name: "gateway",
-      entry: entry("gateway"),
-      env: {
-        DATABASE_URL: scratch.url,
-        PORT: "0",
-        METRICS_PORT: "0",
-        LOG_LEVEL: "warn",
-        CATALOG_ADDR: catalogs.map((c) => `127.0.0.1:${c.listening.grpcPort as number}`).join(","),
-        // Nothing listens there: these tests call only the catalog.
-        NOTIFY_ADDR: "127.0.0.1:9",
-        WEBHOOKS_ADDR: "127.0.0.1:9",
-        RATE_LIMIT_PER_SECOND: "100000",
-        RATE_LIMIT_BURST: "100000",
-      },
-    });
-    url = `http://127.0.0.1:${gateway.listening.port as number}`;
-    const { stdout } = await run(process.execPath, [entry("gateway", "cli/admin.js"), "key", "create", "--name", "k"], {
-      env: { PATH: process.env.PATH ?? "", DATABASE_URL: scratch.url },
-    });
-    key = (JSON.parse(stdout) as { key: string }).key;
-    database = new pg.Client({ connectionString: scratch.url });
-    await database.connect();
+    replicas = await startCatalogReplicas({ prefix: "kill", count: 2, gatewayEnv: { LOG_LEVEL: "warn" } });
+    ({ catalogs, gateway, url, key, database } = replicas);
   });
-  afterAll(async () => {
-    await database?.end();
-    await Promise.all([gateway?.stop(), ...catalogs.map((c) => c.stop())]);
-    await scratch?.drop();
-  });
+  afterAll(() => replicas?.stop());
 
   const get = async (requestId: string) => {
     try {
@@ -101,7 +62,7 @@ describe("a gateway over two catalog processes, one killed with -9 under 80 GET 
       const survivor = catalogs[(runIndex + 1) % 2]!;
       const retriedBefore = retries().length;
       const statuses: Promise<number | string>[] = [];
-      const lock = new pg.Client({ connectionString: scratch.url });
+      const lock = new pg.Client({ connectionString: replicas.scratch.url });
       await lock.connect();
       const started = performance.now();
       let killedAt = 0;
@@ -144,11 +105,7 @@ describe("a gateway over two catalog processes, one killed with -9 under 80 GET 
 
       // The killed process starts again on its port, and the gateway calls it again before the next run.
       const port = victim.listening.grpcPort as number;
-      const restarted = await startServiceProcess({
-        name: victim.name,
-        entry: entry("catalog"),
-        env: { ...env, GRPC_PORT: String(port) },
-      });
+      const restarted = await replicas.startCatalog(victim.name, port);
       catalogs[runIndex % 2] = restarted;
       await expect
         .poll(async () => (await get(`back-${runIndex}`)) === 200 && (await handledBy(restarted)) > 0, {
