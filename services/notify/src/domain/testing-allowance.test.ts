@@ -8,6 +8,7 @@ import {
   PlanChangeInvalidError,
   TenantVersionMismatchError,
   thresholdSends,
+  thresholdsStoodAt,
   validatePlanChange,
 } from "./testing-allowance.js";
 
@@ -27,6 +28,13 @@ describe("the testing allowance", () => {
     expect(thresholdSends(1000, "100_percent")).toBe(1000);
     expect(thresholdSends(21, "80_percent")).toBe(17);
     expect(thresholdSends(1, "80_percent")).toBe(1);
+  });
+
+  it("stands at the thresholds a month's sends have reached, on the testing plan only", () => {
+    expect(thresholdsStoodAt(20, "testing", 15)).toEqual([]);
+    expect(thresholdsStoodAt(20, "testing", 16)).toEqual(["80_percent"]);
+    expect(thresholdsStoodAt(20, "testing", 20)).toEqual(["80_percent", "100_percent"]);
+    expect(thresholdsStoodAt(20, "commercial", 25)).toEqual([]);
   });
 
   it("names one event per tenant, month and threshold", () => {

@@ -30,6 +30,15 @@ export function thresholdSends(allowance: number, threshold: AllowanceThreshold)
   return threshold === "100_percent" ? allowance : Math.ceil((allowance * 80) / 100);
 }
 
+/**
+ * The allowance thresholds a month of `monthSends` stands at or past, in order: those a tenant
+ * back on the testing plan has already reached (none on another plan, which has no allowance).
+ */
+export function thresholdsStoodAt(allowance: number, plan: string, monthSends: number): AllowanceThreshold[] {
+  if (plan !== "testing") return [];
+  return allowanceThresholds.filter((threshold) => monthSends >= thresholdSends(allowance, threshold));
+}
+
 /** The first instant of the UTC month after `month` ("YYYY-MM"). */
 export function allowanceResetsAt(month: string): Date {
   const [year, mon] = month.split("-").map(Number) as [number, number];

@@ -30,14 +30,13 @@ import type { UsageStore } from "../db/usage-store.js";
 import {
   allowanceThresholdEventId,
   allowanceThresholdObject,
-  allowanceThresholds,
   allowanceView,
   decidePlanChange,
   DEFAULT_TESTING_ALLOWANCE,
   planChangedObject,
   TENANT_PLAN_CHANGED,
   TESTING_ALLOWANCE_THRESHOLD_CROSSED,
-  thresholdSends,
+  thresholdsStoodAt,
   validatePlanChange,
   type AllowanceThreshold,
   type AllowanceView,
@@ -134,9 +133,7 @@ export function createTenantService(deps: {
    */
   async function thresholdsReached(trx: Knex.Transaction, tenantId: string, tenant: Tenant) {
     const reached: AllowanceThreshold[] = [];
-    if (tenant.plan !== "testing") return reached;
-    for (const threshold of allowanceThresholds) {
-      if (tenant.monthSends < thresholdSends(allowance, threshold)) continue;
+    for (const threshold of thresholdsStoodAt(allowance, tenant.plan, tenant.monthSends)) {
       if (await deps.tenants.markThreshold(trx, tenantId, tenant.month, threshold)) reached.push(threshold);
     }
     return reached;
