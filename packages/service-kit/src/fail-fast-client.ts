@@ -32,9 +32,10 @@ export function failFastWhileUnreachable<C extends { close(): void }>(client: C,
       guarded[name] = method;
       continue;
     }
-    const call = method as (...args: unknown[]) => Promise<unknown>;
-    guarded[name] = (...args: unknown[]) =>
-      view.reachable ? call(...args) : Promise.reject(new DownstreamUnreachableError(view.name));
+    // A client's method takes (request, options): two named parameters, no rest array per call.
+    const call = method as (request: unknown, options: unknown) => Promise<unknown>;
+    guarded[name] = (request: unknown, options: unknown) =>
+      view.reachable ? call(request, options) : Promise.reject(new DownstreamUnreachableError(view.name));
   }
   return guarded as C;
 }
