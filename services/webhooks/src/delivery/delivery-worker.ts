@@ -84,9 +84,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   // Jobs waiting in a line keep their messages alive (a hanging endpoint's line moves slowly).
   const keepAlive = setInterval(() => scheduler.waiting().forEach((msg) => msg.working()), 15_000);
   keepAlive.unref();
-  const inFlight = new Set<Promise<void>>();
-  /** The job message of each attempt in flight, given back with nak if the shutdown grace ends first. */
-  const inFlightJobs = new Map<Promise<void>, JsMsg>();
+  /** Each attempt in flight and its job message, given back with nak if the shutdown grace ends first. */
+  const inFlight = new Map<Promise<void>, JsMsg>();
   let running = true;
 
   function dispatch(msg: JsMsg): void {
@@ -108,15 +107,13 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       })
       .finally(() => {
         inFlight.delete(task);
-        inFlightJobs.delete(task);
         // The endpoint's next job in line takes this slot (while stopping, it goes back instead).
         const next = job.release();
         if (next && running) run(next);
         else if (next) next.item.nak();
         loop.slotFreed();
       });
-    inFlight.add(task);
-    inFlightJobs.set(task, msg);
+    inFlight.set(task, msg);
   }
 
   // Jobs waiting in an endpoint's line count against the slots: no more messages held than slots.
@@ -142,7 +139,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       for (const msg of scheduler.drain()) msg.nak();
       // Jobs fetched but not dispatched yet go back too (the pull loop's stop).
       await loop.stop();
-      const all = Promise.allSettled([...inFlight]);
+      const all = Promise.allSettled([...inFlight.keys()]);
       const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
       if ((await Promise.race([all, timer])) === "timeout") {
         // Given back now, for another process: an attempt that still completes here acks nothing
@@ -151,7 +148,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
           { inFlight: inFlight.size, graceMs },
           "delivery attempts still in flight at shutdown; giving them back",
         );
-        for (const msg of inFlightJobs.values()) msg.nak();
+        for (const msg of inFlight.values()) msg.nak();
       }
     },
   };
