@@ -97,6 +97,8 @@ let baseImage: string;
 const images = new Map<string, Promise<string>>();
 /** Every image the builds committed (each stage's, printed as `--> <id>`): removed at the end. */
 const committed = new Set<string>();
+/** What each build printed. */
+const buildLogs = new Map<string, string>();
 
 /** At most two builds at once: the machine has two cores. */
 let running = 0;
@@ -162,6 +164,7 @@ beforeAll(async () => {
         context,
       ];
       const built = await buildah(args);
+      buildLogs.set(service, built.stdout + built.stderr);
       for (const [, id] of built.stdout.matchAll(/^--> ([0-9a-f]{12,64})$/gm)) committed.add(id!);
       console.log(`${service} image built in ${((Date.now() - started) / 1000).toFixed(1)}s (exit ${built.code})`);
       ok(built, `buildah bud ${service}`);
@@ -198,6 +201,8 @@ afterAll(async () => {
       Config: { Labels: Record<string, string>; Env: string[]; User: string; WorkingDir: string; Cmd: string[] };
     }[];
     const { Labels, Env, User, WorkingDir, Cmd } = inspected!.Config;
+    // Every package installs on the image's Node without a word: no EBADENGINE, no deprecation.
+    expect(buildLogs.get(service)).not.toMatch(/EBADENGINE|npm warn/i);
     expect(Labels).toMatchObject({
       "org.opencontainers.image.title": `platform-${service}`,
       "org.opencontainers.image.version": manifest.version,
