@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -66,7 +67,13 @@ describe("deploy/docker/generate.js", () => {
     fixture = await mkdtemp(join(tmpdir(), "dockerfiles-"));
     const workspaces = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { workspaces: string[] })
       .workspaces;
-    const files = ["package.json", "tsconfig.base.json", "deploy/helm/platform/values.yaml"];
+    const files = [
+      "package.json",
+      "tsconfig.base.json",
+      "deploy/helm/platform/values.yaml",
+      "deploy/docker/base-image.json",
+      ".node-version",
+    ];
     for (const dir of workspaces) {
       for (const name of ["package.json", "tsconfig.json", "tsconfig.build.json"]) {
         if (existsSync(join(root, dir, name))) files.push(`${dir}/${name}`);
@@ -101,6 +108,18 @@ describe("deploy/docker/generate.js", () => {
     );
   });
 
+  it("refuses a base whose tag is not the Node of .node-version, or whose digest is not a sha256", async () => {
+    const { dockerfiles } = (await import(generator)) as { dockerfiles: Generate };
+    const file = join(fixture, "deploy", "docker", "base-image.json");
+    const base = JSON.parse(readFileSync(file, "utf8")) as { tag: string; digest: string };
+    writeFileSync(file, JSON.stringify({ ...base, tag: "node:20.19.0-bookworm-slim" }));
+    await expect(dockerfiles(fixture)).rejects.toThrow(
+      `deploy/docker/base-image.json: tag node:20.19.0-bookworm-slim is not node:${readFileSync(join(root, ".node-version"), "utf8").trim()}-… (the version in .node-version)`,
+    );
+    writeFileSync(file, JSON.stringify({ ...base, digest: "latest" }));
+    await expect(dockerfiles(fixture)).rejects.toThrow("deploy/docker/base-image.json: digest latest is not sha256:");
+  });
+
   it("refuses a package.json whose files name a wildcard or leave out dist", async () => {
     const { dockerfiles } = (await import(generator)) as { dockerfiles: Generate };
     const file = join(fixture, "services", "gateway", "package.json");
@@ -131,11 +150,30 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
 
   it("is multi-stage: a build stage and a runtime stage", () => {
     expect(rest).toHaveLength(0);
-    expect(build!.from).toMatch(/^FROM node:20[\w.-]* AS build$/);
-    expect(runtime!.from).toMatch(/^FROM node:20[\w.-]*-slim AS runtime$/);
+    expect(build!.from).toBe("FROM ${NODE_IMAGE} AS build");
+    expect(runtime!.from).toBe("FROM ${NODE_IMAGE} AS runtime");
     expect(build!.lines.find((l) => l.startsWith("RUN npx"))).toMatch(
       new RegExp(`^RUN npx --no-install tsc -b services/${service}/tsconfig\\.build\\.json\\s+&&`),
     );
+  });
+
+  it("builds on the base of deploy/docker/base-image.json, pinned by digest, with the Node of .node-version", () => {
+    const base = JSON.parse(readFileSync(join(root, "deploy", "docker", "base-image.json"), "utf8")) as {
+      tag: string;
+      digest: string;
+    };
+    const node = readFileSync(join(root, ".node-version"), "utf8").trim();
+    expect(node).toMatch(/^24\.\d+\.\d+$/); // an LTS line in support (Node 20 ended in April 2026)
+    expect(base.tag).toBe(`node:${node}-bookworm-slim`);
+    expect(base.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // The one ARG before the first FROM: a build may name a mirror's copy (--build-arg NODE_IMAGE=...).
+    const preamble = text
+      .slice(0, text.indexOf("\nFROM "))
+      .split("\n")
+      .filter((l) => l !== "" && !l.startsWith("#"));
+    expect(preamble).toEqual([`ARG NODE_IMAGE=${base.tag}@${base.digest}`]);
+    // No `# syntax=` line: BuildKit would fetch that frontend from a registry before building anything.
+    expect(text).not.toMatch(/^#\s*syntax\s*=/im);
   });
 
   it("fails its build when a step fails: npx never installs, nothing swallows an exit status", () => {
@@ -183,7 +221,7 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
   });
 
   it("installs only this service's production dependencies", () => {
-    const installs = runtime!.lines.filter((l) => /^RUN (--mount=\S+\s+)*npm ci /.test(l));
+    const installs = runtime!.lines.filter((l) => /^RUN (--mount=\S+\s+)*(NODE_USE_SYSTEM_CA=1 )?npm ci /.test(l));
     expect(installs).toHaveLength(1);
     expect(installs[0]).toContain("--omit=dev");
     expect(installs[0]).toContain(`--workspace services/${service}`);
@@ -249,5 +287,42 @@ describe.each(services)("services/%s/Dockerfile", (service) => {
   it("starts the service's compiled entry point", () => {
     expect(runtime!.lines.at(-1)).toBe(`CMD ["node", "services/${service}/dist/src/main.js"]`);
     expect(existsSync(join(root, "services", service, "src", "main.ts"))).toBe(true);
+  });
+});
+
+describe("deploy/docker/check-installed.cjs (each image build runs it after npm ci)", () => {
+  const script = join(root, "deploy", "docker", "check-installed.cjs");
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "check-installed-"));
+    const write = async (path: string, content: object) => {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), JSON.stringify(content));
+    };
+    await write("services/a/package.json", {
+      dependencies: { pg: "^8", "@scope/b": "1" },
+      devDependencies: { vitest: "4" },
+    });
+    await write("packages/k/package.json", { dependencies: { nats: "^2" } });
+    await write("node_modules/pg/package.json", { name: "pg" });
+    await write("node_modules/nats/package.json", { name: "nats" });
+    await write("services/a/node_modules/@scope/b/package.json", { name: "@scope/b" });
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const check = (...dirs: string[]) => spawnSync(process.execPath, [script, ...dirs], { cwd: dir, encoding: "utf8" });
+
+  it("passes when every dependency the workspaces name is installed, at the root or in the workspace", () => {
+    const result = check("packages/k", "services/a");
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+
+  it("fails naming each dependency an install left out (devDependencies are the compiler's to check)", async () => {
+    await rm(join(dir, "node_modules", "nats"), { recursive: true });
+    await rm(join(dir, "services", "a", "node_modules"), { recursive: true });
+    const result = check("packages/k", "services/a");
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe("npm ci left out: packages/k: nats, services/a: @scope/b");
   });
 });

@@ -16,6 +16,8 @@
 //     are into the runtime stage
 //   - its version: its package.json version (the OCI version label)
 //   - its ports: deploy/helm/platform/values.yaml, <service>.port and <service>.metricsPort
+//   - its base: deploy/docker/base-image.json's tag pinned by its digest, the tag's Node version
+//     being the one in .node-version (the version the suite runs on)
 //   - its image name in the header's build command: what the chart pulls by default,
 //     values.yaml image.registry + "/" + <service>.image.repository, tagged with its version
 import { existsSync } from "node:fs";
@@ -136,6 +138,23 @@ function fill(template, values) {
   return lines.join("\n");
 }
 
+/**
+ * The base image every service builds on, pinned: its tag must carry the Node version of .node-version.
+ * @param {string} root
+ * @returns {Promise<{ tag: string, digest: string }>}
+ */
+export async function baseImage(root = defaultRoot) {
+  const { tag, digest } = await readJson(join(root, "deploy", "docker", "base-image.json"));
+  const node = (await readFile(join(root, ".node-version"), "utf8")).trim();
+  if (typeof tag !== "string" || !tag.startsWith(`node:${node}-`)) {
+    throw new Error(`deploy/docker/base-image.json: tag ${tag} is not node:${node}-… (the version in .node-version)`);
+  }
+  if (typeof digest !== "string" || !/^sha256:[0-9a-f]{64}$/.test(digest)) {
+    throw new Error(`deploy/docker/base-image.json: digest ${digest} is not sha256:<64 hex digits>`);
+  }
+  return { tag, digest };
+}
+
 const shippedComment = '# What it reads at run time as it is, not compiled (package.json "files" besides dist).';
 
 /**
@@ -150,6 +169,7 @@ export async function dockerfiles(root = defaultRoot) {
   const dirOfName = new Map();
   for (const dir of workspaces) dirOfName.set((await readJson(join(root, dir, "package.json"))).name, dir);
   const values = parse(await readFile(join(root, "deploy", "helm", "platform", "values.yaml"), "utf8"));
+  const base = await baseImage(root);
 
   const result = new Map();
   for (const serviceDir of workspaces.filter((dir) => dir.startsWith("services/"))) {
@@ -184,6 +204,8 @@ export async function dockerfiles(root = defaultRoot) {
     const text = fill(template, {
       service,
       version,
+      baseTag: base.tag,
+      baseImage: `${base.tag}@${base.digest}`,
       image: `${registry}/${repository}`,
       imports: imports.join(", "),
       manifests: own.map((dir) => `COPY ${dir}/package.json ${dir}/`),
@@ -196,6 +218,7 @@ export async function dockerfiles(root = defaultRoot) {
         ];
       }),
       buildProject: `${serviceDir}/${projects.get(serviceDir)?.file}`,
+      ownDirs: own.join(" "),
       dists: own.map((dir) => `${dir}/dist`).join(" "),
       compiled: own.map((dir) => `COPY --from=build /app/${dir}/dist ${dir}/dist`),
       shipped: shipped.length === 0 ? [] : [shippedComment, ...shipped.map((path) => `COPY ${path} ${path}`)],
