@@ -15,6 +15,7 @@ import { parse } from "yaml";
 import { freePort } from "@platform/local-stack/embedded-postgres";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { SAMPLE_REMINDER } from "@platform/local-stack/sample-requests";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { buildah, containerToolsPresent, envFlags, ok, podman, POD_SECURITY, type Outcome } from "./containers.js";
 
@@ -496,15 +497,7 @@ afterAll(async () => {
     const sent = await fetch(`${gateway}/api/v1/tenants/${tenant}/notifications`, {
       method: "POST",
       headers: { ...headers, "idempotency-key": `img-send-${run}` },
-      body: JSON.stringify({
-        to: "+447700900123",
-        type: "reminder",
-        clientName: "Ana",
-        businessName: "Paws & Co",
-        serviceName: "grooming",
-        when: "Mon 3 May 10:00",
-        actor: { actorReference: "crm-user-7" },
-      }),
+      body: JSON.stringify(SAMPLE_REMINDER),
     });
     expect(sent.status, await sent.clone().text()).toBe(200);
     expect(await sent.json()).toMatchObject({ state: "sent", idempotencyStatus: "applied" });

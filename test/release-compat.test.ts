@@ -29,6 +29,7 @@ import {
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { releaseBuild, type ReleaseBuild } from "@platform/local-stack/release-build";
+import { SAMPLE_REMINDER, SAMPLE_REMINDER_TEXT } from "@platform/local-stack/sample-requests";
 import { baselineRelease, readReleases, type Release } from "@platform/local-stack/releases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import { verifyWebhook } from "@platform/webhook-verifier";
@@ -171,16 +172,8 @@ describe.each(previousOnes)("the previous release of %s beside the current other
     await admin("tenant", "activate", "--id", tenant);
     const key = (await admin("key", "create", "--tenants", tenant, "--scopes", "notification:send,tenant:read"))
       .key as string;
-    const to = "+447700900123";
-    const notification = {
-      to,
-      type: "reminder",
-      clientName: "Ana",
-      businessName: "Paws & Co",
-      serviceName: "grooming",
-      when: "Mon 3 May 10:00",
-      actor: { actorReference: "crm-user-7" },
-    };
+    const to = SAMPLE_REMINDER.to;
+    const notification = SAMPLE_REMINDER;
     const sent = await call(key, "POST", `/api/v1/tenants/${tenant}/notifications`, notification, "crm-42-reminder");
     expect(sent).toEqual({
       status: 200,
@@ -205,7 +198,7 @@ describe.each(previousOnes)("the previous release of %s beside the current other
             id: expect.stringMatching(/^msg_[0-9a-f]{24}$/) as string,
             notificationId: sent.body.notificationId,
             type: "reminder",
-            text: "Hi Ana, this is a reminder of your grooming with Paws & Co on Mon 3 May 10:00.",
+            text: SAMPLE_REMINDER_TEXT,
             state: "sent",
             actor: { actorReference: "crm-user-7", delegationReference: null },
             createdAt: sent.body.createdAt,
