@@ -35,7 +35,7 @@ import type { NotificationMetrics } from "./notification-metrics.js";
 import { inSpan, noTracing, SpanKind, SpanStatusCode, type Tracer } from "@platform/service-kit/tracing";
 import { allowanceView } from "../domain/testing-allowance.js";
 import { toProtoAllowance } from "./tenant-service.js";
-import type { PaceOf } from "../domain/pacing.js";
+import { ChannelPacedError, type PaceOf } from "../domain/pacing.js";
 
 /**
  * The send is notify's one mutation not declared with service-kit's declareMutation (mutation.ts):
@@ -172,7 +172,9 @@ export function createNotificationService(
       });
     } catch (error) {
       if (error instanceof DomainError) {
-        deps.metrics.notifications.inc({ type: notification.type, outcome: "refused" });
+        // paced: over the number's throughput (domain/pacing.ts); refused: a precondition failed.
+        const outcome = error instanceof ChannelPacedError ? "paced" : "refused";
+        deps.metrics.notifications.inc({ type: notification.type, outcome });
         logger.info({ type: notification.type, code: error.code }, "notification refused");
       }
       throw error;
