@@ -50,6 +50,43 @@ describe("notify configuration", () => {
     expect(() => loadNotifyConfig({ WHATSAPP_TEMPLATES: "{nope" })).toThrow(/WHATSAPP_TEMPLATES: must be JSON/);
   });
 
+  it("paces each number at 80 messages per second with one second's burst unless told otherwise", () => {
+    const config = loadNotifyConfig({});
+    expect([
+      config.NOTIFY_CHANNEL_MESSAGES_PER_SECOND,
+      config.NOTIFY_CHANNEL_BURST,
+      config.NOTIFY_CHANNEL_PACING,
+    ]).toEqual([80, 80, "on"]);
+    const set = loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: "50", NOTIFY_CHANNEL_BURST: "1" });
+    expect([set.NOTIFY_CHANNEL_MESSAGES_PER_SECOND, set.NOTIFY_CHANNEL_BURST]).toEqual([50, 1]);
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: "20" }).NOTIFY_CHANNEL_BURST).toBe(20);
+  });
+
+  it.each(["0", "-5", "2.5", "1e3", "fast", " "])(
+    "refuses NOTIFY_CHANNEL_MESSAGES_PER_SECOND and NOTIFY_CHANNEL_BURST of %j at start, naming them",
+    (value) => {
+      if (value.trim() === "") {
+        // Blank means unset: the default.
+        expect(loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: value }).NOTIFY_CHANNEL_MESSAGES_PER_SECOND).toBe(
+          80,
+        );
+        return;
+      }
+      expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: value })).toThrow(ConfigError);
+      expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: value })).toThrow(
+        /NOTIFY_CHANNEL_MESSAGES_PER_SECOND: must be a whole number of messages per second from 1 to 1000000/,
+      );
+      expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_BURST: value })).toThrow(
+        /NOTIFY_CHANNEL_BURST: must be a whole number of messages from 1 to 1000000/,
+      );
+    },
+  );
+
+  it("refuses a pacing switch other than on or off", () => {
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_PACING: "off" }).NOTIFY_CHANNEL_PACING).toBe("off");
+    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PACING: "maybe" })).toThrow(/NOTIFY_CHANNEL_PACING/);
+  });
+
   it("keeps the lease longer than the provider timeout, so a live send is never settled as unknown", () => {
     expect(() => loadNotifyConfig({ NOTIFICATION_LEASE: "5s", WHATSAPP_TIMEOUT: "5s" })).toThrow(
       /NOTIFICATION_LEASE: must be longer than WHATSAPP_TIMEOUT/,

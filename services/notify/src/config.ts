@@ -10,6 +10,21 @@ import {
 import { parseRequiredCapabilities } from "./domain/activation.js";
 import { notificationTypes, type NotificationType } from "./domain/notification.js";
 import { DEFAULT_TESTING_ALLOWANCE } from "./domain/testing-allowance.js";
+import { defaultBurstFor, DEFAULT_MESSAGES_PER_SECOND } from "./domain/pacing.js";
+
+/** A whole number from 1 to `max`, with a message an operator understands. */
+const wholeNumber = (fallback: number, what: string, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return fallback;
+      if (!/^[0-9]+$/.test(v.trim()) || Number(v) < 1 || Number(v) > max) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number of ${what} from 1 to ${max}` });
+        return z.NEVER;
+      }
+      return Number(v);
+    });
 
 /** Default WhatsApp template per notification type; WHATSAPP_TEMPLATES overrides any of them. */
 export const defaultWhatsAppTemplates: Record<NotificationType, { name: string; language: string }> = {
@@ -72,6 +87,21 @@ const schema = z
     OUTBOX_GATHER: env.duration(25),
     /** The testing plan's sends per tenant and UTC month (issue 22; tests use a small one). */
     NOTIFY_TESTING_ALLOWANCE: env.positiveInt(DEFAULT_TESTING_ALLOWANCE),
+    /**
+     * Pacing (docs/notifications.md, "Pacing"): the sends per second through one number, across
+     * every notify replica (the Cloud API's default throughput is 80). Until tenants connect their
+     * own channels, every tenant's number (the process-wide one, or on the sandbox a stand-in per
+     * tenant) has this pace.
+     */
+    NOTIFY_CHANNEL_MESSAGES_PER_SECOND: wholeNumber(DEFAULT_MESSAGES_PER_SECOND, "messages per second", 1_000_000),
+    /**
+     * Sends admitted at once on a number after a quiet spell; unset (0 here): one second's worth,
+     * NOTIFY_CHANNEL_MESSAGES_PER_SECOND. 1 is strict: never more than the throughput in any one
+     * second; B lets a second after a quiet spell carry up to B − 1 more.
+     */
+    NOTIFY_CHANNEL_BURST: wholeNumber(0, "messages", 1_000_000),
+    /** on (default); off: no pacing (the provider's own throttling answers 130429): benchmarks only. */
+    NOTIFY_CHANNEL_PACING: z.enum(["on", "off"]).default("on"),
     /** sandbox (default): accept and record, send nothing; whatsapp: the WhatsApp Business Cloud API. */
     NOTIFY_CHANNEL_PROVIDER: z.enum(["sandbox", "whatsapp"]).default("sandbox"),
     /** Secret. A system-user access token with whatsapp_business_messaging permission. */
@@ -124,5 +154,10 @@ export type NotifyConfig = z.infer<typeof schema>;
 export const NOTIFY_SCHEMA = "notify";
 
 export function loadNotifyConfig(environment: Environment): NotifyConfig {
-  return loadConfig(schema, environment);
+  const config = loadConfig(schema, environment);
+  // An unset burst is one second's worth of the number's pace.
+  return {
+    ...config,
+    NOTIFY_CHANNEL_BURST: config.NOTIFY_CHANNEL_BURST || defaultBurstFor(config.NOTIFY_CHANNEL_MESSAGES_PER_SECOND),
+  };
 }

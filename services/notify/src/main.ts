@@ -35,6 +35,7 @@ import { createTenantService } from "./grpc/tenant-service.js";
 import { createActivationRepository } from "./db/activation-repository.js";
 import { createActivationService } from "./grpc/activation-service.js";
 import { createUsageService } from "./grpc/usage-service.js";
+import { paceFrom } from "./domain/pacing.js";
 
 const bootLogger = createLogger("notify", "info");
 const build = readBuildInfo(import.meta.url);
@@ -193,6 +194,13 @@ async function main() {
             ttlMs: config.IDEMPOTENCY_TTL,
             testingAllowance: config.NOTIFY_TESTING_ALLOWANCE,
             tracer: tracing.tracer,
+            pace: paceFrom({
+              provider: config.NOTIFY_CHANNEL_PROVIDER,
+              phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID,
+              perSecond: config.NOTIFY_CHANNEL_MESSAGES_PER_SECOND,
+              burst: config.NOTIFY_CHANNEL_BURST,
+              enabled: config.NOTIFY_CHANNEL_PACING === "on",
+            }),
           }),
           instrumentation,
         ),

@@ -61,7 +61,8 @@ export const notificationCodes = {
   "partner.channel_rate_limited": {
     status: 429,
     title: "The messaging channel is rate limited",
-    meaning: "The channel is throttling this tenant's sends.",
+    meaning:
+      "The tenant's number is at its throughput: our pacing refused the send before recording anything (`Retry-After` says when the number has room), or the provider throttled it (`Retry-After` 5).",
     reaction: "Honour `Retry-After`, else back off; retry with the same Idempotency-Key.",
     usedAs: ["problem", "reasonCode"],
   },

@@ -1,7 +1,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { DomainError } from "@platform/service-kit/errors";
 import { DownstreamUnreachableError } from "@platform/service-kit/fail-fast-client";
-import { statusForErrorKind } from "@platform/service-kit/grpc-server";
+import { RETRY_AFTER_METADATA, statusForErrorKind } from "@platform/service-kit/grpc-server";
 
 /**
  * The one error the gateway's HTTP layer throws. `status` is the HTTP status; `code` a stable
@@ -131,8 +131,13 @@ export function apiErrorFromGrpc(error: unknown, mutation?: MutationRetry): ApiE
     });
   }
   if (status >= 500) return new ApiError(status, "internal error", { cause: error });
+  // A refusal that lifts by itself says when (a DomainError's retryAfterSeconds): Retry-After.
+  const retryAfter = status === 429 ? error.metadata?.get(RETRY_AFTER_METADATA)[0] : undefined;
   return new ApiError(status, error.details ?? "request failed", {
     ...(typeof code === "string" ? { code } : {}),
+    ...(typeof retryAfter === "string" && /^[1-9][0-9]{0,8}$/.test(retryAfter)
+      ? { headers: { "retry-after": retryAfter } }
+      : {}),
     cause: error,
   });
 }

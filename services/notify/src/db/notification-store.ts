@@ -12,6 +12,7 @@ import {
   type AllowanceThreshold,
 } from "../domain/testing-allowance.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
+import { ChannelPacedError, gcraParameters, PACED_SQLSTATE, type Pace } from "../domain/pacing.js";
 import type { EventOutbox } from "./event-outbox.js";
 
 /** The code an unknown outcome carries in the work ledger (code catalogue). */
@@ -21,7 +22,9 @@ export const OUTCOME_UNKNOWN_CODE = "partner.action_outcome_unknown";
  * Notification commands in two transactions around the provider call (the call itself cannot
  * be inside a database transaction), each one statement, so a send costs two commits:
  *   record   (tx1) claim the Idempotency-Key, check the tenant, the opt-outs and the testing
- *                  allowance, insert the command (dispatching) and its transcript entry (unknown).
+ *                  allowance, insert the command (dispatching) and its transcript entry (unknown),
+ *                  and take a slot of the number's pace (domain/pacing.ts); over the pace the
+ *                  statement raises and all of it rolls back.
  *   complete (tx2) record the provider's answer: command and transcript state, the provider's
  *                  message id, and the key's result (sent, unknown) or its release (refused).
  * A claim whose holder died between the two is settled as unknown by the next retry; the
@@ -54,6 +57,8 @@ export interface NewSend {
   testingAllowance: number;
   /** The send's trace context: carried by the allowance threshold events it announces. */
   traceparent?: string | undefined;
+  /** The number the send goes through and its pace (domain/pacing.ts); absent: not paced. */
+  pace?: Pace | undefined;
 }
 
 export type RecordResult =
@@ -133,7 +138,7 @@ interface TranscriptRow {
 
 const recordSendSql = preparedStatement(
   "notify_record_send",
-  "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 
 const outcomeSql = preparedStatement(
@@ -204,6 +209,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         });
       const warn = threshold("80_percent");
       const full = threshold("100_percent");
+      const gcra = send.pace && gcraParameters(send.pace);
       const rows = await queryRows<{
         outcome: RecordOutcome;
         recorded_at: Date;
@@ -233,7 +239,15 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         full?.subject ?? "",
         full ? Buffer.from(full.payload) : Buffer.alloc(0),
         send.traceparent ?? null,
-      ]);
+        send.pace?.key ?? "",
+        gcra?.intervalSeconds ?? 0,
+        gcra?.toleranceSeconds ?? 0,
+      ]).catch((error: unknown) => {
+        // Over the number's pace: record_send raised, so nothing of this send was committed.
+        if ((error as { code?: unknown }).code === PACED_SQLSTATE)
+          throw new ChannelPacedError(Number((error as { detail?: unknown }).detail));
+        throw error;
+      });
       const { outcome, recorded_at: createdAt, month_sends: monthSends, announced } = rows[0]!;
       if (announced > 0) events!.kick();
       switch (outcome) {

@@ -35,6 +35,7 @@ import type { NotificationMetrics } from "./notification-metrics.js";
 import { inSpan, noTracing, SpanKind, SpanStatusCode, type Tracer } from "@platform/service-kit/tracing";
 import { allowanceView } from "../domain/testing-allowance.js";
 import { toProtoAllowance } from "./tenant-service.js";
+import { ChannelPacedError, type PaceOf } from "../domain/pacing.js";
 
 /**
  * The send is notify's one mutation not declared with service-kit's declareMutation (mutation.ts):
@@ -58,6 +59,11 @@ export interface NotificationServiceDeps {
   testingAllowance: number;
   /** Spans around the provider call (no-op by default and when tracing is off). */
   tracer?: Tracer;
+  /**
+   * Which number a tenant's send goes through and its pace (domain/pacing.ts); absent or
+   * undefined for a tenant: not paced.
+   */
+  pace?: PaceOf;
 }
 
 function inputFrom(request: SendNotificationRequest) {
@@ -162,10 +168,13 @@ export function createNotificationService(
         ttlMs: deps.ttlMs,
         testingAllowance: deps.testingAllowance,
         traceparent,
+        pace: deps.pace?.(tenantId),
       });
     } catch (error) {
       if (error instanceof DomainError) {
-        deps.metrics.notifications.inc({ type: notification.type, outcome: "refused" });
+        // paced: over the number's throughput (domain/pacing.ts); refused: a precondition failed.
+        const outcome = error instanceof ChannelPacedError ? "paced" : "refused";
+        deps.metrics.notifications.inc({ type: notification.type, outcome });
         logger.info({ type: notification.type, code: error.code }, "notification refused");
       }
       throw error;

@@ -26,7 +26,10 @@ const testingAllowanceHeaders = {
 };
 import { toSendNotificationRequest } from "./shapes.js";
 
-/** Seconds a partner should wait after partner.channel_rate_limited before retrying with the same key. */
+/**
+ * Seconds a partner should wait after the provider's own partner.channel_rate_limited (its 130429
+ * and kin) before retrying with the same key; notify's pacing sends its own, computed, Retry-After.
+ */
 export const CHANNEL_RETRY_AFTER_SECONDS = 5;
 
 const tag = "notifications";
@@ -50,7 +53,10 @@ export const notificationRoutes: TenantRoute[] = [
       "says how many free sends are left this UTC month (`X-Testing-Allowance-*`; the tenant record's " +
       "`testingAllowance` at any time); a 409 " +
       "`account.testing_allowance_exhausted` is not remembered by the key: after a move to the commercial " +
-      "plan the same request with the same key sends.",
+      "plan the same request with the same key sends. Sends through one number are paced at its throughput " +
+      "across the whole service: over it the answer is 429 `partner.channel_rate_limited` with the " +
+      "`Retry-After` the pacing computed, nothing is recorded, and the same request with the same key " +
+      "sends once after it.",
     requestSchema: "NotificationRequest",
     responseSchema: "NotificationResult",
     successHeaders: testingAllowanceHeaders,
@@ -76,7 +82,13 @@ export const notificationRoutes: TenantRoute[] = [
           howToCheck: "The notification may have been sent: read the conversation transcript before sending it again",
         });
       } catch (error) {
-        if (error instanceof ApiError && error.options.code === "partner.channel_rate_limited") {
+        // notify's pacing says when its number has room again (the Retry-After it sent); the
+        // provider's own throttling (130429) does not, so the partner is told to wait a few seconds.
+        if (
+          error instanceof ApiError &&
+          error.options.code === "partner.channel_rate_limited" &&
+          error.options.headers?.["retry-after"] === undefined
+        ) {
           throw new ApiError(error.status, error.message, {
             ...error.options,
             headers: { "retry-after": String(CHANNEL_RETRY_AFTER_SECONDS) },
