@@ -2,6 +2,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import getRawBody from "raw-body";
 import { ApiError, callService } from "../../http/api-error.js";
+import type { ProblemCode } from "../../http/problem.js";
 import { EXACT_ROUTES } from "../../http/router.js";
 import { isValidHubSignature, sameSecret } from "../../domain/hub-signature.js";
 import type { NotifyClient } from "../../grpc/notify-client.js";
@@ -19,6 +20,14 @@ import type { NotifyClient } from "../../grpc/notify-client.js";
  *         retried body is recorded once).
  */
 export const WHATSAPP_CALLBACK_PATH = "/api/v1/providers/whatsapp/callbacks";
+
+/** The codes only this path answers with (it is not a partner operation, so no operation of the document lists them). */
+export const providerCallbackProblemCodes = [
+  "provider.callback_invalid",
+  "provider.callback_signature_invalid",
+  "provider.callback_verify_token_invalid",
+  "provider.callbacks_not_configured",
+] as const satisfies readonly ProblemCode[];
 
 export interface ProviderCallbackSettings {
   /** WHATSAPP_APP_SECRET: keys the X-Hub-Signature-256 HMAC. Secret. */
