@@ -348,6 +348,16 @@ describe("provider callbacks", () => {
     });
   });
 
+  it("never logs the app secret, the verify token, a callback's body or a recipient's number", async () => {
+    const sent = await send();
+    expect((await stub.postStatuses(target, PHONE_NUMBER_ID, [{ id: sent.wamid, status: "delivered" }])).status).toBe(
+      200,
+    );
+    const logs = JSON.stringify([stack.gateway.logs, stack.notify.logs]);
+    expect(logs).toContain("provider callbacks recorded");
+    for (const secret of [APP_SECRET, VERIFY_TOKEN, sent.wamid, sent.to.slice(1)]) expect(logs).not.toContain(secret);
+  });
+
   it("answers 503 while notify is down (the provider retries), and the retry after a restart is applied", async () => {
     const sent = await send();
     const before = await batches();
