@@ -41,7 +41,6 @@ export const codeAreas: ReadonlySet<string> = new Set([
 export const internalEventTypes: readonly string[] = [
   "notification.sent",
   "notification.unknown",
-  "notification.failed",
   "webhook.endpoint_dead_lettered",
   "webhook.endpoint_resumed",
   "webhook.endpoint_recovery_started",

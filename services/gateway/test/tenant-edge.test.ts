@@ -53,6 +53,9 @@ describe("tenant interface edge", () => {
     createConsoleLink: { email: "walk@example.com" },
   };
 
+  /** The {notificationId} the walk reads (a command written straight into notify: no send is counted). */
+  const notificationId = "ntf_0123456789abcdef01234567";
+
   /** The {endpointId} and {deliveryId} the walk uses: deletion gets an endpoint of its own. */
   const webhookIds = { endpoint: "", deleted: "", delivery: "", recovery: "" };
 
@@ -63,7 +66,8 @@ describe("tenant interface edge", () => {
       .replace(":to", encodeURIComponent(recipient))
       .replace(":endpointId", route.operationId === "deleteWebhookEndpoint" ? webhookIds.deleted : webhookIds.endpoint)
       .replace(":deliveryId", webhookIds.delivery)
-      .replace(":recoveryId", webhookIds.recovery);
+      .replace(":recoveryId", webhookIds.recovery)
+      .replace(":notificationId", notificationId);
     expect(path, `${route.operationId}: a path parameter the walk does not fill`).not.toMatch(/\/:/);
     const headers: Record<string, string> = {};
     let body: string | undefined;
@@ -133,6 +137,12 @@ describe("tenant interface edge", () => {
       body: JSON.stringify(validBodies.recoverWebhookEndpoint),
     });
     webhookIds.recovery = recovered.body.id as string;
+    await db.query(
+      `insert into notify.notification_commands (id, tenant_id, idempotency_key, type, recipient, state, counted, month,
+         request_id, delivery_status, accepted_at)
+       values ($1, $2, 'walk-notification', 'reminder', '447700900123', 'sent', false, to_char(now(), 'YYYY-MM'), 'req', 'accepted', now())`,
+      [notificationId, tenant],
+    );
     await db.end();
     const revoked = await stack.admin("key", "create", "--scopes", allScopes, "--tenants", tenant);
     await stack.admin("key", "revoke", "--id", revoked.id as string);

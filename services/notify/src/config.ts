@@ -121,6 +121,14 @@ const schema = z
      */
     WHATSAPP_TIMEOUT: env.duration(3_000),
     /**
+     * How often the provider callback pass runs (callbacks/provider-callback-applier.ts): it applies
+     * statuses that arrived before their send's outcome was recorded, and batches whose application
+     * failed or was cut short by a crash.
+     */
+    PROVIDER_CALLBACK_PASS_INTERVAL: env.duration(2_000),
+    /** How long a batch whose application failed waits before the pass tries it again. */
+    PROVIDER_CALLBACK_RETRY_DELAY: env.duration(30_000),
+    /**
      * The capabilities activation requires to pass (comma list of a-z 0-9 _ names): a tenant goes
      * live once every one of them passed its check and none is failing.
      */

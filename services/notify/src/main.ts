@@ -36,6 +36,14 @@ import { createActivationRepository } from "./db/activation-repository.js";
 import { createActivationService } from "./grpc/activation-service.js";
 import { createUsageService } from "./grpc/usage-service.js";
 import { paceFrom } from "./domain/pacing.js";
+import {
+  NotificationStatusServiceService,
+  ProviderCallbackServiceService,
+} from "@platform/proto/notify/v1/provider-callbacks";
+import { deliveryFailureFor } from "./channel/whatsapp-errors.js";
+import { createProviderCallbackStore } from "./db/provider-callback-store.js";
+import { createProviderCallbackApplier, loggingOnlyHandlers } from "./callbacks/provider-callback-applier.js";
+import { createNotificationStatusService, createProviderCallbackService } from "./grpc/provider-callback-service.js";
 
 const bootLogger = createLogger("notify", "info");
 const build = readBuildInfo(import.meta.url);
@@ -127,6 +135,17 @@ async function main() {
     metrics: createProjectorMetrics(registry, { js, namespace: config.NATS_NAMESPACE }),
     tracer: tracing.tracer,
   });
+  // Provider callbacks: recorded by the gateway's call, applied then and by the pass (statuses that
+  // came before their send's outcome, batches a failure or a crash left unapplied).
+  const callbackStore = createProviderCallbackStore(db, events, { failureCodeFor: deliveryFailureFor });
+  const callbackLogger = logger.child({ component: "provider-callbacks" });
+  const callbacks = createProviderCallbackApplier({
+    store: callbackStore,
+    handlers: loggingOnlyHandlers(callbackLogger),
+    logger: callbackLogger,
+    retryDelayMs: config.PROVIDER_CALLBACK_RETRY_DELAY,
+  });
+  const callbackPass = callbacks.start(config.PROVIDER_CALLBACK_PASS_INTERVAL);
   const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const provider = channelProvider(config);
   const grpc = await startGrpcServer({
@@ -206,6 +225,22 @@ async function main() {
         ),
       },
       {
+        definition: ProviderCallbackServiceService,
+        implementation: instrumentService(
+          ProviderCallbackServiceService,
+          createProviderCallbackService({ store: callbackStore, applier: callbacks }),
+          instrumentation,
+        ),
+      },
+      {
+        definition: NotificationStatusServiceService,
+        implementation: instrumentService(
+          NotificationStatusServiceService,
+          createNotificationStatusService({ store: callbackStore }),
+          instrumentation,
+        ),
+      },
+      {
         definition: ProjectionServiceService,
         implementation: instrumentService(
           ProjectionServiceService,
@@ -237,7 +272,7 @@ async function main() {
       consumerLag.stop();
       // Calls in flight (a send waiting on the provider included) and the projector's current
       // event finish together, within the one grace; then the relay publishes what they committed.
-      await Promise.all([grpc.shutdown(graceMs), projector.stop()]);
+      await Promise.all([grpc.shutdown(graceMs), projector.stop(), callbackPass.stop()]);
       await relay.stop();
       await nc.drain().catch(() => undefined);
       await metrics.close();

@@ -66,4 +66,51 @@ export const notificationCodes = {
     reaction: "Honour `Retry-After`, else back off; retry with the same Idempotency-Key.",
     usedAs: ["problem", "reasonCode"],
   },
+  "notification.not_found": {
+    status: 404,
+    title: "No such notification",
+    meaning:
+      "No notification with this id exists for this tenant (unknown, or another tenant's: the two look the same).",
+    reaction: "Verify the notification id (the send's `notificationId`); no blind retry.",
+    usedAs: ["problem"],
+  },
+  "notification.delivery_failed": {
+    title: "The message was not delivered",
+    meaning:
+      "The channel accepted the message but later reported that it could not be delivered, for a reason not listed more precisely.",
+    reaction: "Read the notification; reach the customer another way, or send again later only if still wanted.",
+    usedAs: ["reasonCode"],
+  },
+  "provider.callback_signature_invalid": {
+    status: 401,
+    title: "The provider callback's signature is missing or wrong",
+    meaning:
+      "A POST to the provider callback path without an `X-Hub-Signature-256` header matching the raw body and the app secret; nothing was recorded.",
+    reaction: "Only the provider calls this path: check that the app secret configured here is the app's.",
+    usedAs: ["problem"],
+  },
+  "provider.callback_verify_token_invalid": {
+    status: 403,
+    title: "The subscription handshake's verify token is wrong",
+    meaning:
+      "A GET to the provider callback path whose `hub.mode` is not `subscribe` or whose `hub.verify_token` is not the configured one.",
+    reaction: "Set the same verify token in the provider's webhook settings and here (WHATSAPP_VERIFY_TOKEN).",
+    usedAs: ["problem"],
+  },
+  "provider.callback_invalid": {
+    status: 400,
+    title: "The provider callback is not a notification",
+    meaning:
+      "A signed POST whose body is not a JSON object of the provider's notification shape; nothing was recorded.",
+    reaction: "None for partners: only the provider calls this path.",
+    usedAs: ["problem"],
+  },
+  "provider.callbacks_not_configured": {
+    status: 404,
+    title: "Provider callbacks are not configured",
+    meaning:
+      "The gateway has no app secret and verify token (WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN): the path answers nothing else.",
+    reaction: "Operators: set both settings; see docs/notifications.md.",
+    usedAs: ["problem"],
+  },
 } as const satisfies CodeEntries;

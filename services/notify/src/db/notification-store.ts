@@ -85,6 +85,8 @@ export interface TranscriptEntry {
   delegationReference: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** The notification's delivery status (domain/delivery-status.ts); null while its outcome is unknown. */
+  deliveryStatus: string | null;
 }
 
 export interface NotificationStore {
@@ -134,6 +136,7 @@ interface TranscriptRow {
   delegation_reference: string | null;
   created_at: Date;
   updated_at: Date;
+  delivery_status: string | null;
 }
 
 const recordSendSql = preparedStatement(
@@ -144,7 +147,10 @@ const recordSendSql = preparedStatement(
 const outcomeSql = preparedStatement(
   "notify_send_outcome",
   `with command as (
-             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
+             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now(),
+               delivery_status = ?::text,
+               accepted_at = case when ?::text = 'accepted' then now() else accepted_at end,
+               failed_at = case when ?::text = 'failed' then now() else failed_at end
              where id = ? and state in ('dispatching', 'unknown')
              returning tenant_id, counted, month
            ), provider as (
@@ -275,6 +281,10 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async complete(send, outcome, provider, result) {
       const state: DeliveryState = outcome.kind;
       const refused = outcome.kind === "failed";
+      // The delivery status starts here (domain/delivery-status.ts): accepted when the channel took
+      // the message, failed when it refused it; unknown has none until a callback says more.
+      const deliveryStatus = outcome.kind === "sent" ? "accepted" : outcome.kind === "failed" ? "failed" : null;
+      const occurredAt = new Date();
       // One statement in its own explicit transaction (BEGIN, statement, COMMIT), not autocommitted:
       // if notify dies while the statement waits, the outcome is not recorded and the key settles
       // as unknown (an autocommitted statement would still commit without us; gateway test
@@ -286,13 +296,15 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
       const entry = events?.entryOf({
         type: `notification.${state}`,
         tenantId: send.tenantId,
-        occurredAt: new Date(),
+        occurredAt,
         object: {
           notification_id: send.notificationId,
           type: result.type,
           state,
+          // notification.failed is a partner event (the webhooks catalog): the same snapshot as a
+          // failure the provider reports later (status, reason_code, failed_at).
           ...(outcome.kind === "failed"
-            ? { reason_code: outcome.code }
+            ? { status: "failed", reason_code: outcome.code, failed_at: occurredAt.toISOString() }
             : state === "unknown"
               ? { reason_code: OUTCOME_UNKNOWN_CODE }
               : {}),
@@ -304,6 +316,9 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           state,
           refused ? outcome.code : null,
           refused ? outcome.providerCode : null,
+          deliveryStatus,
+          deliveryStatus,
+          deliveryStatus,
           send.notificationId,
           send.notificationId,
           provider,
@@ -378,13 +393,15 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async listTranscript(tenantId, recipient, limit, beforeSeq) {
       const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
       if (!tenant) throw new TenantNotFoundError();
-      const query = db("conversation_messages")
-        .where({ tenant_id: tenantId, recipient })
-        .orderBy("seq", "desc")
+      // Each entry with its notification's delivery status (provider callbacks keep it current).
+      const query = db("conversation_messages as m")
+        .leftJoin("notification_commands as c", "c.id", "m.notification_id")
+        .where({ "m.tenant_id": tenantId, "m.recipient": recipient })
+        .orderBy("m.seq", "desc")
         .limit(limit);
-      const rows = await (beforeSeq === undefined ? query : query.andWhere("seq", "<", beforeSeq)).select<
+      const rows = await (beforeSeq === undefined ? query : query.andWhere("m.seq", "<", beforeSeq)).select<
         TranscriptRow[]
-      >("*");
+      >("m.*", "c.delivery_status");
       return rows.map((row) => ({
         seq: String(row.seq),
         id: row.id,
@@ -396,6 +413,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         delegationReference: row.delegation_reference,
         createdAt: row.created_at,
         updatedAt: row.updated_at,
+        deliveryStatus: row.delivery_status,
       }));
     },
   };

@@ -287,6 +287,7 @@ export function createNotificationService(
         delegationReference: entry.delegationReference ?? undefined,
         createdAt: entry.createdAt.toISOString(),
         updatedAt: entry.updatedAt.toISOString(),
+        deliveryStatus: entry.deliveryStatus ?? "",
       }));
       return { messages, nextCursor: page.nextCursor };
     },

@@ -3,7 +3,7 @@ import { ApiError, callService } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { pageParameters, pageQuery } from "../../http/page-query.js";
-import { messageToJson, sendResultToJson } from "./json.js";
+import { messageToJson, notificationToJson, sendResultToJson } from "./json.js";
 
 /**
  * On a first execution by a tenant on the testing plan: where its month's free sends stand after
@@ -108,6 +108,42 @@ export const notificationRoutes: TenantRoute[] = [
   },
   {
     surface: "tenant",
+    operationId: "getNotification",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId/notifications/:notificationId",
+    scope: "notification:send",
+    alsoScopes: ["tenant:read"],
+    mutation: false,
+    tag,
+    summary: "Read a notification's state and delivery status.",
+    description:
+      "The send's `state` (spec 2.4) and the delivery status the channel reports afterwards, which never goes " +
+      "backwards: `accepted` -> `sent` -> `delivered` -> `read`, or `failed` with a catalogue `reasonCode`; each " +
+      "step with its time (null until reached; `read` implies `delivered`). Never the message text or the " +
+      "recipient's number. The same steps are announced as the `notification.delivered`, `notification.read` and " +
+      "`notification.failed` webhook events.",
+    parameters: [
+      {
+        name: "notificationId",
+        in: "path",
+        required: true,
+        description: "The send's `notificationId`.",
+        schema: { type: "string", pattern: "^ntf_[0-9a-f]{24}$" },
+      },
+    ],
+    responseSchema: "NotificationStatus",
+    problems: ["notification.not_found"],
+    async handle(ctx, deps) {
+      const notificationId = String((ctx.params as Record<string, string>).notificationId ?? "");
+      const response = await callService(
+        deps.notify.getNotification({ tenantId: tenantIdOf(ctx), notificationId }, callOptionsOf(ctx)),
+      );
+      if (!response.notification) throw new ApiError(500, "notify answered without the notification");
+      ctx.body = notificationToJson(response.notification);
+    },
+  },
+  {
+    surface: "tenant",
     operationId: "listConversationMessages",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/conversations/:to/messages",
@@ -116,8 +152,8 @@ export const notificationRoutes: TenantRoute[] = [
     tag,
     summary: "Read a customer's conversation transcript.",
     description:
-      "Newest first: each notification's rendered text, its state (sent, unknown, failed) and actor " +
-      "references. Pass `nextCursor` back as `cursor` until it is null.",
+      "Newest first: each notification's rendered text, its state (sent, unknown, failed), its delivery " +
+      "status (accepted, sent, delivered, read, failed; null while unknown) and actor references. Pass `nextCursor` back as `cursor` until it is null.",
     parameters: [
       {
         name: "to",

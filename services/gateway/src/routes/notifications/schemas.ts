@@ -20,6 +20,56 @@ export const notificationSchemas = {
       idempotencyStatus: { type: "string", enum: ["applied", "replayed"] },
     },
   },
+  NotificationStatus: {
+    type: "object",
+    required: [
+      "notificationId",
+      "type",
+      "state",
+      "deliveryStatus",
+      "reasonCode",
+      "createdAt",
+      "updatedAt",
+      "acceptedAt",
+      "sentAt",
+      "deliveredAt",
+      "readAt",
+      "failedAt",
+    ],
+    description:
+      "A notification's state and delivery status: ids, states, codes and times, never its text or recipient.",
+    properties: {
+      notificationId: { type: "string", pattern: "^ntf_[0-9a-f]{24}$" },
+      type: { type: "string" },
+      state: {
+        type: "string",
+        enum: ["dispatching", "sent", "unknown", "failed"],
+        description:
+          "The send's outcome (spec 2.4): sent, unknown (the channel's answer was lost), failed (refused), dispatching (in flight).",
+      },
+      deliveryStatus: {
+        type: ["string", "null"],
+        enum: ["accepted", "sent", "delivered", "read", "failed", null],
+        description:
+          "Never goes backwards: accepted -> sent -> delivered -> read, or failed. Null while the send's outcome is unknown.",
+      },
+      reasonCode: {
+        type: ["string", "null"],
+        description: "Failed only: why, a catalogue reason code (never the provider's own).",
+      },
+      createdAt: { type: "string", format: "date-time" },
+      updatedAt: { type: "string", format: "date-time" },
+      acceptedAt: { type: ["string", "null"], format: "date-time" },
+      sentAt: { type: ["string", "null"], format: "date-time" },
+      deliveredAt: {
+        type: ["string", "null"],
+        format: "date-time",
+        description: "Set by `read` too when it came first.",
+      },
+      readAt: { type: ["string", "null"], format: "date-time" },
+      failedAt: { type: ["string", "null"], format: "date-time" },
+    },
+  },
   ConversationMessages: {
     type: "object",
     required: ["messages", "nextCursor"],
@@ -29,7 +79,17 @@ export const notificationSchemas = {
         description: "Newest first.",
         items: {
           type: "object",
-          required: ["id", "notificationId", "type", "text", "state", "actor", "createdAt", "updatedAt"],
+          required: [
+            "id",
+            "notificationId",
+            "type",
+            "text",
+            "state",
+            "deliveryStatus",
+            "actor",
+            "createdAt",
+            "updatedAt",
+          ],
           properties: {
             id: { type: "string", pattern: "^msg_[0-9a-f]{24}$" },
             notificationId: { type: "string", pattern: "^ntf_[0-9a-f]{24}$" },
@@ -39,6 +99,11 @@ export const notificationSchemas = {
               type: "string",
               enum: ["sent", "unknown", "failed"],
               description: "unknown: the channel's answer was lost; the message may or may not have gone out.",
+            },
+            deliveryStatus: {
+              type: ["string", "null"],
+              enum: ["accepted", "sent", "delivered", "read", "failed", null],
+              description: "The notification's delivery status (GET .../notifications/{notificationId}).",
             },
             actor: {
               type: "object",
