@@ -331,6 +331,7 @@ async function main() {
         GRPC_HOST: "127.0.0.1",
         GRPC_PORT: "0",
         NOTIFY_CHANNEL_PROVIDER: "sandbox",
+        SECRETS_KEY: randomBytes(32).toString("base64"),
         ...(process.env.OUTBOX_GATHER ? { OUTBOX_GATHER: process.env.OUTBOX_GATHER } : {}),
       }),
     });

@@ -72,10 +72,11 @@ export interface ExistingClaim {
 export interface TranscriptEntry {
   seq: string;
   id: string;
+  /** "" for a customer's inbound message (type "inbound", state "received"). */
   notificationId: string;
   type: string;
   text: string;
-  state: DeliveryState;
+  state: DeliveryState | "received";
   actorReference: string;
   delegationReference: string | null;
   createdAt: Date;
@@ -124,7 +125,7 @@ interface TranscriptRow {
   notification_id: string;
   type: string;
   text: string;
-  state: DeliveryState;
+  state: DeliveryState | "received";
   actor_reference: string;
   delegation_reference: string | null;
   created_at: Date;
@@ -364,13 +365,45 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async listTranscript(tenantId, recipient, limit, beforeSeq) {
       const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
       if (!tenant) throw new TenantNotFoundError();
-      const query = db("conversation_messages")
-        .where({ tenant_id: tenantId, recipient })
+      // The notifications sent to the customer and the customer's keyword messages (STOP, START:
+      // channel-callbacks.ts), one sequence, newest first.
+      const outbound = db("conversation_messages")
+        .select(
+          "seq",
+          "id",
+          "notification_id",
+          "type",
+          "text",
+          "state",
+          "actor_reference",
+          "delegation_reference",
+          "created_at",
+          "updated_at",
+        )
+        .where({ tenant_id: tenantId, recipient });
+      const inbound = db("inbound_messages")
+        .select(
+          "seq",
+          "id",
+          db.raw("'' as notification_id"),
+          db.raw("'inbound' as type"),
+          "text",
+          db.raw("'received' as state"),
+          db.raw("'customer' as actor_reference"),
+          db.raw("null as delegation_reference"),
+          "created_at",
+          db.raw("created_at as updated_at"),
+        )
+        .where({ tenant_id: tenantId, recipient });
+      if (beforeSeq !== undefined) {
+        outbound.andWhere("seq", "<", beforeSeq);
+        inbound.andWhere("seq", "<", beforeSeq);
+      }
+      const rows = await db
+        .select<TranscriptRow[]>("*")
+        .from(outbound.unionAll(inbound, true).as("transcript"))
         .orderBy("seq", "desc")
         .limit(limit);
-      const rows = await (beforeSeq === undefined ? query : query.andWhere("seq", "<", beforeSeq)).select<
-        TranscriptRow[]
-      >("*");
       return rows.map((row) => ({
         seq: String(row.seq),
         id: row.id,
