@@ -334,6 +334,7 @@ async function main() {
         // The send path as it runs, pacing included, at a pace no run reaches (bench:pacing
         // measures the pacing itself and its cost).
         NOTIFY_CHANNEL_MESSAGES_PER_SECOND: "1000000",
+        SECRETS_KEY: randomBytes(32).toString("base64"),
         ...(process.env.OUTBOX_GATHER ? { OUTBOX_GATHER: process.env.OUTBOX_GATHER } : {}),
       }),
     });

@@ -39,6 +39,8 @@ export const codeAreas: ReadonlySet<string> = new Set([
 
 /** Internal event types of the event contract (docs: /work/briefs/events-contract.md; not in the webhook catalog). */
 export const internalEventTypes: readonly string[] = [
+  "recipient.opted_out",
+  "recipient.opted_in",
   "notification.sent",
   "notification.unknown",
   "webhook.endpoint_dead_lettered",

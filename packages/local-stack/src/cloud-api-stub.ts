@@ -8,7 +8,10 @@ import type { AddressInfo } from "node:net";
  * received and answers as told: success, a documented error object, slowly, never, or by
  * resetting the connection. Like the real API's app webhook, it also POSTs signed status callbacks
  * (X-Hub-Signature-256) to a callback URL, for the messages it accepted or any other ids, in any
- * order, repeated, badly signed or oversized, as a test tells it to.
+ * order, repeated, badly signed or oversized, as a test tells it to. Numbers made known with
+ * setNumber check the bearer token of their own tenant (401 OAuthException code 190 otherwise)
+ * and answer their phone-number resource (`GET /{phone-number-id}?fields=...`) with a status and
+ * quality rating tests set.
  */
 export type CloudApiBehaviour =
   /** `messageId`: the id to answer with (a test that posts its statuses before the send); default a new one. */
@@ -103,6 +106,18 @@ export function statusNotification(
   };
 }
 
+/** A phone number the stand-in knows: its token and what its phone-number resource says. */
+export interface StubNumber {
+  /** The bearer token that may use this number; any other answers 401 (OAuthException, code 190). */
+  token: string;
+  displayPhoneNumber: string;
+  verifiedName: string;
+  /** GREEN, YELLOW, RED or UNKNOWN. */
+  qualityRating: string;
+  /** CONNECTED, FLAGGED, DISCONNECTED, BANNED, RESTRICTED, ... */
+  status: string;
+}
+
 export interface CloudApiStub {
   /** Base URL to configure as WHATSAPP_API_BASE_URL. */
   url: string;
@@ -126,6 +141,12 @@ export interface CloudApiStub {
   ): Promise<{ status: number; text: string }>;
   /** The behaviour for the next requests (default success). */
   respondWith(behaviour: CloudApiBehaviour): void;
+  /**
+   * Makes a phone number id known (or changes it): requests naming it must carry its token (else
+   * 401 with the Cloud API's OAuthException error object, code 190), and `GET /{id}` answers its
+   * phone-number resource. Numbers never registered are answered by the behaviour alone.
+   */
+  setNumber(phoneNumberId: string, number: Partial<StubNumber> & { token?: string }): void;
   close(): Promise<void>;
 }
 
@@ -141,6 +162,23 @@ async function postCallback(
   if (signing === "malformed") headers["x-hub-signature-256"] = "sha1=abc";
   const response = await fetch(target.url, { method: "POST", headers, body: raw });
   return { status: response.status, text: await response.text() };
+}
+
+function oauthError(res: ServerResponse) {
+  res.writeHead(401, {
+    "content-type": "application/json",
+    "www-authenticate": 'OAuth "Facebook Platform" "invalid_token"',
+  });
+  res.end(
+    JSON.stringify({
+      error: {
+        message: "Invalid OAuth access token - Cannot parse access token",
+        type: "OAuthException",
+        code: 190,
+        fbtrace_id: randomBytes(8).toString("base64url"),
+      },
+    }),
+  );
 }
 
 function success(
@@ -166,6 +204,7 @@ export async function startCloudApiStub(): Promise<CloudApiStub> {
   let behaviour: CloudApiBehaviour = { kind: "success" };
   const requests: ReceivedRequest[] = [];
   const accepted: AcceptedMessage[] = [];
+  const numbers = new Map<string, StubNumber>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -188,6 +227,28 @@ export async function startCloudApiStub(): Promise<CloudApiStub> {
       const to = typeof sentTo === "string" ? sentTo : "";
       // POST /v21.0/{phone-number-id}/messages
       const phoneNumberId = /\/([^/]+)\/messages$/.exec(req.url ?? "")?.[1] ?? "";
+      // /v21.0/{phone-number-id}[/messages][?fields=...]
+      const [pathOnly = ""] = (req.url ?? "").split("?");
+      const [, , numberId = "", resource = ""] = pathOnly.split("/");
+      const number = numbers.get(decodeURIComponent(numberId));
+      if (number) {
+        if (req.headers.authorization !== `Bearer ${number.token}`) return oauthError(res);
+        if (req.method === "GET" && resource === "") {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(
+            JSON.stringify({
+              id: numberId,
+              display_phone_number: number.displayPhoneNumber,
+              verified_name: number.verifiedName,
+              quality_rating: number.qualityRating,
+              status: number.status,
+              name_status: "APPROVED",
+              code_verification_status: "VERIFIED",
+            }),
+          );
+          return;
+        }
+      }
       const current = behaviour;
       switch (current.kind) {
         case "success":
@@ -231,6 +292,19 @@ export async function startCloudApiStub(): Promise<CloudApiStub> {
       postCallback(target, statusNotification(phoneNumberId, statuses)),
     respondWith(next) {
       behaviour = next;
+    },
+    setNumber(phoneNumberId, patch) {
+      const current = numbers.get(phoneNumberId) ?? {
+        token: "",
+        displayPhoneNumber: "+1 555-0100",
+        verifiedName: "Test Business",
+        qualityRating: "GREEN",
+        status: "CONNECTED",
+      };
+      numbers.set(phoneNumberId, {
+        ...current,
+        ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
+      });
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,7 +1,10 @@
 import { ConfigError } from "@platform/service-kit/config";
 import { redactConfiguration } from "@platform/service-kit/logger";
 import { describe, expect, it } from "vitest";
-import { defaultWhatsAppTemplates, loadNotifyConfig } from "./config.js";
+import { defaultWhatsAppTemplates, loadNotifyConfig as loadWithKey } from "./config.js";
+
+const SECRETS_KEY = Buffer.alloc(32, 7).toString("base64");
+const loadNotifyConfig = (environment: Record<string, string>) => loadWithKey({ SECRETS_KEY, ...environment });
 
 describe("notify configuration", () => {
   it("defaults to the sandbox channel, with the documented WhatsApp templates and timeouts", () => {
@@ -13,11 +16,21 @@ describe("notify configuration", () => {
     expect(config.PROJECTIONS_ACK_WAIT).toBe(30_000);
   });
 
-  it("needs the access token and phone number id for the whatsapp channel, naming both", () => {
-    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp" })).toThrow(ConfigError);
-    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp" })).toThrow(
-      /WHATSAPP_ACCESS_TOKEN: is required.*WHATSAPP_PHONE_NUMBER_ID: is required/,
+  it("needs SECRETS_KEY (it seals the tenants' access tokens), naming it", () => {
+    expect(() => loadWithKey({})).toThrow(/SECRETS_KEY/);
+    expect(() => loadWithKey({ SECRETS_KEY: "short" })).toThrow(/SECRETS_KEY: the key must be exactly 32 bytes/);
+  });
+
+  it("takes the process-wide number as an optional fallback, but both settings or neither", () => {
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp" }).WHATSAPP_PHONE_NUMBER_ID).toBeUndefined();
+    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp", WHATSAPP_ACCESS_TOKEN: "t" })).toThrow(
+      ConfigError,
     );
+    expect(() => loadNotifyConfig({ WHATSAPP_PHONE_NUMBER_ID: "1065" })).toThrow(
+      /WHATSAPP_ACCESS_TOKEN: is required when WHATSAPP_PHONE_NUMBER_ID is set/,
+    );
+    expect(loadNotifyConfig({}).NOTIFY_CHANNEL_CHECK_INTERVAL).toBe(15 * 60_000);
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_CHECK_INTERVAL: "0s" }).NOTIFY_CHANNEL_CHECK_INTERVAL).toBe(0);
     const config = loadNotifyConfig({
       NOTIFY_CHANNEL_PROVIDER: "whatsapp",
       WHATSAPP_ACCESS_TOKEN: "EAAG-token",

@@ -7,6 +7,7 @@ import {
   loadConfig,
   type Environment,
 } from "@platform/service-kit/config";
+import { parseSecretsKey } from "@platform/service-kit/secret-box";
 import { parseRequiredCapabilities } from "./domain/activation.js";
 import { notificationTypes, type NotificationType } from "./domain/notification.js";
 import { DEFAULT_TESTING_ALLOWANCE } from "./domain/testing-allowance.js";
@@ -102,9 +103,30 @@ const schema = z
     NOTIFY_CHANNEL_BURST: wholeNumber(0, "messages", 1_000_000),
     /** on (default); off: no pacing (the provider's own throttling answers 130429): benchmarks only. */
     NOTIFY_CHANNEL_PACING: z.enum(["on", "off"]).default("on"),
+    /**
+     * The key ring sealing each tenant's WhatsApp access token at rest (as webhooks seals endpoint
+     * secrets): 32 bytes, base64 (key id k1), or `id:base64,...` with the first key active.
+     */
+    SECRETS_KEY: z.string().transform((text, ctx) => {
+      try {
+        return parseSecretsKey(text);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message.replace(/^SECRETS_KEY: /, "") });
+        return z.NEVER;
+      }
+    }),
+    /**
+     * How often each connected number is read again from the Cloud API (status, quality rating):
+     * its result is the messaging_channel capability check. 0: no periodic check (connecting and
+     * the provider's callbacks still check).
+     */
+    NOTIFY_CHANNEL_CHECK_INTERVAL: env.duration(15 * 60_000),
     /** sandbox (default): accept and record, send nothing; whatsapp: the WhatsApp Business Cloud API. */
     NOTIFY_CHANNEL_PROVIDER: z.enum(["sandbox", "whatsapp"]).default("sandbox"),
-    /** Secret. A system-user access token with whatsapp_business_messaging permission. */
+    /**
+     * Secret. The fallback for tenants without a connected channel (PUT .../channel): a
+     * system-user access token with whatsapp_business_messaging permission. Optional.
+     */
     WHATSAPP_ACCESS_TOKEN: z.string().optional(),
     WHATSAPP_PHONE_NUMBER_ID: z
       .string()
@@ -147,10 +169,14 @@ const schema = z
       }),
   })
   .superRefine((config, ctx) => {
-    if (config.NOTIFY_CHANNEL_PROVIDER === "whatsapp") {
+    // The process-wide number is an optional fallback (tenants connect their own), but it is
+    // both settings or neither: a token without a number (or the reverse) is a mistake.
+    if (Boolean(config.WHATSAPP_ACCESS_TOKEN) !== Boolean(config.WHATSAPP_PHONE_NUMBER_ID)) {
       for (const name of ["WHATSAPP_ACCESS_TOKEN", "WHATSAPP_PHONE_NUMBER_ID"] as const) {
-        if (!config[name])
-          ctx.addIssue({ code: "custom", path: [name], message: "is required when NOTIFY_CHANNEL_PROVIDER=whatsapp" });
+        if (!config[name]) {
+          const other = name === "WHATSAPP_ACCESS_TOKEN" ? "WHATSAPP_PHONE_NUMBER_ID" : "WHATSAPP_ACCESS_TOKEN";
+          ctx.addIssue({ code: "custom", path: [name], message: `is required when ${other} is set` });
+        }
       }
     }
     if (config.NOTIFICATION_LEASE <= config.WHATSAPP_TIMEOUT) {

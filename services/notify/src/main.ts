@@ -44,17 +44,23 @@ import { deliveryFailureFor } from "./channel/whatsapp-errors.js";
 import { createProviderCallbackStore } from "./db/provider-callback-store.js";
 import { createProviderCallbackApplier, loggingOnlyHandlers } from "./callbacks/provider-callback-applier.js";
 import { createNotificationStatusService, createProviderCallbackService } from "./grpc/provider-callback-service.js";
+import { ChannelServiceService } from "@platform/proto/notify/v1/channel";
+import { createChannelRepository } from "./db/channel-repository.js";
+import { createNumberReader } from "./channel/cloud-api-number.js";
+import { channelRouteOf, startChannelChecks, type ChannelDeps } from "./channel/number-check.js";
+import { createChannelService } from "./grpc/channel-service.js";
 
 const bootLogger = createLogger("notify", "info");
 const build = readBuildInfo(import.meta.url);
 
-/** NOTIFY_CHANNEL_PROVIDER picks the adapter; config validation guarantees whatsapp's settings. */
+/** NOTIFY_CHANNEL_PROVIDER picks the adapter; tenants' own numbers come with each send (channelRoute). */
 function channelProvider(config: NotifyConfig): ChannelProvider {
   if (config.NOTIFY_CHANNEL_PROVIDER === "sandbox") return createSandboxChannel();
   return createWhatsAppChannel({
     baseUrl: config.WHATSAPP_API_BASE_URL,
-    phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID!,
-    accessToken: config.WHATSAPP_ACCESS_TOKEN!,
+    // The process-wide fallback for tenants without a connected channel (optional).
+    phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID,
+    accessToken: config.WHATSAPP_ACCESS_TOKEN,
     templates: config.WHATSAPP_TEMPLATES,
     timeoutMs: config.WHATSAPP_TIMEOUT,
   });
@@ -148,6 +154,27 @@ async function main() {
   const callbackPass = callbacks.start(config.PROVIDER_CALLBACK_PASS_INTERVAL);
   const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const provider = channelProvider(config);
+  const idempotencyOptions = {
+    ...defaultIdempotencyOptions,
+    ttlMs: config.IDEMPOTENCY_TTL,
+    leaseMs: config.IDEMPOTENCY_LEASE,
+  };
+  // Each tenant's own number (PUT .../channel): its token sealed with SECRETS_KEY; with the
+  // whatsapp provider, its status and quality read from the Cloud API on connect and periodically.
+  const channelDeps: ChannelDeps = {
+    db,
+    channels: createChannelRepository(db),
+    activation: createActivationRepository(db),
+    events,
+    requiredCapabilities: config.NOTIFY_REQUIRED_CAPABILITIES,
+    secrets: config.SECRETS_KEY,
+    readNumber:
+      config.NOTIFY_CHANNEL_PROVIDER === "whatsapp"
+        ? createNumberReader({ baseUrl: config.WHATSAPP_API_BASE_URL, timeoutMs: config.WHATSAPP_TIMEOUT })
+        : undefined,
+    defaultTemplates: config.WHATSAPP_TEMPLATES,
+    logger: logger.child({ component: "channel" }),
+  };
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
@@ -194,6 +221,14 @@ async function main() {
         ),
       },
       {
+        definition: ChannelServiceService,
+        implementation: instrumentService(
+          ChannelServiceService,
+          createChannelService({ ...channelDeps, idempotency: idempotencyOptions }),
+          instrumentation,
+        ),
+      },
+      {
         definition: UsageServiceService,
         implementation: instrumentService(
           UsageServiceService,
@@ -220,6 +255,8 @@ async function main() {
               burst: config.NOTIFY_CHANNEL_BURST,
               enabled: config.NOTIFY_CHANNEL_PACING === "on",
             }),
+            channelRoute: (tenantId) => channelRouteOf(channelDeps, tenantId),
+            channelReason: (tenantId) => channelDeps.channels.failingReason(tenantId),
           }),
           instrumentation,
         ),
@@ -263,6 +300,10 @@ async function main() {
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
 
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
+  const channelChecks = startChannelChecks(channelDeps, {
+    intervalMs: config.NOTIFY_CHANNEL_CHECK_INTERVAL,
+    leaseMs: Math.max(60_000, 4 * config.WHATSAPP_TIMEOUT),
+  });
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name }, build);
   exitGracefullyOnSignal(logger, config, {
@@ -270,6 +311,7 @@ async function main() {
     async stop(graceMs) {
       purge.stop();
       consumerLag.stop();
+      await channelChecks.stop();
       // Calls in flight (a send waiting on the provider included) and the projector's current
       // event finish together, within the one grace; then the relay publishes what they committed.
       await Promise.all([grpc.shutdown(graceMs), projector.stop(), callbackPass.stop()]);

@@ -162,7 +162,7 @@ app.kubernetes.io/component: {{ .service }}-migrate
 - name: WEBHOOKS_ALLOWED_PORTS
   value: {{ include "platform.webhooksAllowedPorts" . | quote }}
 {{- end }}
-{{- if eq .service "webhooks" }}
+{{- if or (eq .service "webhooks") (eq .service "notify") }}
 - name: SECRETS_KEY
   valueFrom:
     secretKeyRef:

@@ -113,4 +113,39 @@ export const notificationCodes = {
     reaction: "Operators: set both settings; see docs/notifications.md.",
     usedAs: ["problem"],
   },
+  "channel.invalid": {
+    status: 400,
+    title: "The channel connection is invalid",
+    meaning:
+      "PUT /channel (or admin `tenant channel connect`): the WhatsApp Business Account id, phone number id, access token, a template, messagesPerSecond or a keyword list is malformed; the detail names each problem (never the token).",
+    reaction: "Fix the body as the detail says; never retry as is.",
+    usedAs: ["problem"],
+  },
+  "channel.not_connected": {
+    status: 404,
+    title: "No WhatsApp number is connected",
+    meaning: "The tenant has not connected its own WhatsApp number (GET /channel).",
+    reaction: "Connect one with PUT /channel; until then sends use the platform's fallback number, if it has one.",
+    usedAs: ["problem"],
+  },
+  "channel.number_taken": {
+    status: 409,
+    title: "The phone number is connected to another tenant",
+    meaning: "A phone number id sends for one tenant only; another tenant has connected this one.",
+    reaction: "Connect a number of your own; a 409 on creating something that exists means it exists.",
+    usedAs: ["problem"],
+  },
+  "consent.stop_keyword": {
+    title: "The customer sent a stop keyword",
+    meaning:
+      "recipient.opted_out's reason_code: the customer replied with one of the tenant's stop keywords (STOP, UNSUBSCRIBE unless the tenant set others); sends to them answer 409 partner.recipient_opted_out.",
+    reaction: "Stop messaging this customer; a start keyword from them (START) lifts it.",
+    usedAs: ["reasonCode"],
+  },
+  "consent.start_keyword": {
+    title: "The customer sent a start keyword",
+    meaning: "recipient.opted_in's reason_code: the customer replied with one of the tenant's start keywords (START).",
+    reaction: "None: sends to this customer are allowed again.",
+    usedAs: ["reasonCode"],
+  },
 } as const satisfies CodeEntries;

@@ -5,13 +5,14 @@ import {
   NotificationStatusServiceService,
   ProviderCallbackServiceService,
 } from "@platform/proto/notify/v1/provider-callbacks";
+import { ChannelServiceService } from "@platform/proto/notify/v1/channel";
 import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
 
 /**
  * What the gateway and the admin CLI call on notify, over one channel: notify.v1.TenantService,
- * NotificationService, ActivationService and UsageService (usage entering through the internal
- * contract: admin `usage record`), ProviderCallbackService (the provider's signed callbacks) and
- * NotificationStatusService (a notification's delivery status).
+ * NotificationService, ActivationService, UsageService (usage entering through the internal
+ * contract: admin `usage record`), ChannelService (a tenant's own number), ProviderCallbackService
+ * (the provider's signed callbacks) and NotificationStatusService (a notification's delivery status).
  */
 const notifyServices = {
   ...TenantServiceService,
@@ -20,6 +21,7 @@ const notifyServices = {
   ...UsageServiceService,
   ...ProviderCallbackServiceService,
   ...NotificationStatusServiceService,
+  ...ChannelServiceService,
 };
 
 export type NotifyClient = ServiceClient<typeof notifyServices>;

@@ -48,6 +48,7 @@ export const httpStatusForErrorCode: Record<string, number> = {
   "idempotency.key_reused": 422,
   "webhook.version_mismatch": 412,
   "usage.version_mismatch": 412,
+  "tenant.version_mismatch": 412,
 };
 
 /** Seconds a caller should wait before retrying a 503 caused by a downstream outage. */

@@ -77,10 +77,11 @@ export interface ExistingClaim {
 export interface TranscriptEntry {
   seq: string;
   id: string;
+  /** "" for a customer's inbound message (type "inbound", state "received"). */
   notificationId: string;
   type: string;
   text: string;
-  state: DeliveryState;
+  state: DeliveryState | "received";
   actorReference: string;
   delegationReference: string | null;
   createdAt: Date;
@@ -131,7 +132,7 @@ interface TranscriptRow {
   notification_id: string;
   type: string;
   text: string;
-  state: DeliveryState;
+  state: DeliveryState | "received";
   actor_reference: string;
   delegation_reference: string | null;
   created_at: Date;
@@ -393,15 +394,49 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async listTranscript(tenantId, recipient, limit, beforeSeq) {
       const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
       if (!tenant) throw new TenantNotFoundError();
-      // Each entry with its notification's delivery status (provider callbacks keep it current).
-      const query = db("conversation_messages as m")
+      // The notifications sent to the customer, each with its delivery status (provider callbacks
+      // keep it current), and the customer's keyword messages (STOP, START: channel-callbacks.ts),
+      // one sequence, newest first.
+      const outbound = db("conversation_messages as m")
         .leftJoin("notification_commands as c", "c.id", "m.notification_id")
-        .where({ "m.tenant_id": tenantId, "m.recipient": recipient })
-        .orderBy("m.seq", "desc")
+        .select(
+          "m.seq",
+          "m.id",
+          "m.notification_id",
+          "m.type",
+          "m.text",
+          "m.state",
+          "m.actor_reference",
+          "m.delegation_reference",
+          "m.created_at",
+          "m.updated_at",
+          "c.delivery_status",
+        )
+        .where({ "m.tenant_id": tenantId, "m.recipient": recipient });
+      const inbound = db("inbound_messages")
+        .select(
+          "seq",
+          "id",
+          db.raw("'' as notification_id"),
+          db.raw("'inbound' as type"),
+          "text",
+          db.raw("'received' as state"),
+          db.raw("'customer' as actor_reference"),
+          db.raw("null as delegation_reference"),
+          "created_at",
+          db.raw("created_at as updated_at"),
+          db.raw("null as delivery_status"),
+        )
+        .where({ tenant_id: tenantId, recipient });
+      if (beforeSeq !== undefined) {
+        outbound.andWhere("m.seq", "<", beforeSeq);
+        inbound.andWhere("seq", "<", beforeSeq);
+      }
+      const rows = await db
+        .select<TranscriptRow[]>("*")
+        .from(outbound.unionAll(inbound, true).as("transcript"))
+        .orderBy("seq", "desc")
         .limit(limit);
-      const rows = await (beforeSeq === undefined ? query : query.andWhere("m.seq", "<", beforeSeq)).select<
-        TranscriptRow[]
-      >("m.*", "c.delivery_status");
       return rows.map((row) => ({
         seq: String(row.seq),
         id: row.id,

@@ -22,8 +22,17 @@ export interface Pace {
   burst: number;
 }
 
-/** Which number a tenant's send goes through and at what pace; undefined: not paced. */
-export type PaceOf = (tenantId: string) => Pace | undefined;
+/** A tenant's connected number (its channel), when it has one: the number and its throughput. */
+export interface PacedNumber {
+  phoneNumberId: string;
+  messagesPerSecond?: number;
+}
+
+/**
+ * Which number a tenant's send goes through and at what pace; undefined: not paced. `number`: the
+ * tenant's connected channel, when it has one (else the process-wide number or the sandbox's).
+ */
+export type PaceOf = (tenantId: string, number?: PacedNumber) => Pace | undefined;
 
 /** The Cloud API's default throughput per business number (Meta: 80 messages per second). */
 export const DEFAULT_MESSAGES_PER_SECOND = 80;
@@ -44,13 +53,26 @@ export interface PaceSettings {
 }
 
 /**
- * The one place that says which limiter row a send uses. Today every tenant sends through the
- * process-wide number (or, on the sandbox, a stand-in number of its own); once tenants connect
- * their own channels (issue 32 item 1) this reads the tenant's channel: its phone number id and its
- * `messagesPerSecond`.
+ * The one place that says which limiter row a send uses: a tenant's connected number (PUT
+ * .../channel) at its own `messagesPerSecond`, with one second's worth of burst; without one, the
+ * process-wide number (or, on the sandbox, a stand-in number per tenant) at the configured pace.
  */
 export function paceFrom(settings: PaceSettings): PaceOf {
   if (!settings.enabled) return () => undefined;
+  const { perSecond, burst } = settings;
+  const fallback = paceOfFallback(settings);
+  return (tenantId, number) => {
+    if (number === undefined) return fallback(tenantId);
+    const own = number.messagesPerSecond ?? perSecond;
+    return {
+      key: `whatsapp:${number.phoneNumberId}`,
+      perSecond: own,
+      burst: number.messagesPerSecond === undefined ? burst : defaultBurstFor(own),
+    };
+  };
+}
+
+function paceOfFallback(settings: PaceSettings): (tenantId: string) => Pace {
   const { perSecond, burst } = settings;
   if (settings.provider === "whatsapp") {
     const pace: Pace = { key: `whatsapp:${settings.phoneNumberId ?? ""}`, perSecond, burst };

@@ -105,6 +105,8 @@ const subjects: Record<string, [kind: string, idField: string]> = {
   "usage.threshold_crossed": ["usage", "month"],
   "usage.testing_allowance_threshold_crossed": ["usage", "month"],
   "tenant.plan_changed": ["tenant", "tenant_id"],
+  "recipient.opted_out": ["recipient", "recipient_ref"],
+  "recipient.opted_in": ["recipient", "recipient_ref"],
 };
 
 export function projectEvent(event: ProjectedEvent): Projection {

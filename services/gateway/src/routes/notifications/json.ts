@@ -14,7 +14,8 @@ export function sendResultToJson(response: SendNotificationResponse): Record<str
 export function messageToJson(message: ConversationMessage): Record<string, unknown> {
   return {
     id: message.id,
-    notificationId: message.notificationId,
+    // A customer's inbound keyword message (STOP, START) answers no notification.
+    notificationId: message.notificationId || null,
     type: message.type,
     text: message.text,
     state: message.state,

@@ -92,13 +92,24 @@ export const notificationSchemas = {
           ],
           properties: {
             id: { type: "string", pattern: "^msg_[0-9a-f]{24}$" },
-            notificationId: { type: "string", pattern: "^ntf_[0-9a-f]{24}$" },
-            type: { type: "string" },
-            text: { type: "string", description: "The rendered text, as sent to the customer." },
+            notificationId: {
+              anyOf: [{ type: "string", pattern: "^ntf_[0-9a-f]{24}$" }, { type: "null" }],
+              description: "null for an inbound message from the customer (type `inbound`).",
+            },
+            type: {
+              type: "string",
+              description:
+                "The notification type, or `inbound` for the customer's own message (a STOP or START keyword, which opted them out or back in).",
+            },
+            text: {
+              type: "string",
+              description: "The rendered text, as sent to the customer (or as the customer sent it).",
+            },
             state: {
               type: "string",
-              enum: ["sent", "unknown", "failed"],
-              description: "unknown: the channel's answer was lost; the message may or may not have gone out.",
+              enum: ["sent", "unknown", "failed", "received"],
+              description:
+                "unknown: the channel's answer was lost; the message may or may not have gone out. received: an inbound message from the customer.",
             },
             deliveryStatus: {
               type: ["string", "null"],
