@@ -22,8 +22,11 @@ export interface Pace {
   burst: number;
 }
 
-/** Which number a tenant's send goes through and at what pace; undefined: not paced. */
-export type PaceOf = (tenantId: string) => Pace | undefined;
+/**
+ * Which number a tenant's send goes through and at what pace; undefined: not paced. May answer
+ * asynchronously (a lookup of the tenant's channel); it is awaited before the send's first statement.
+ */
+export type PaceOf = (tenantId: string) => Pace | undefined | Promise<Pace | undefined>;
 
 /** The Cloud API's default throughput per business number (Meta: 80 messages per second). */
 export const DEFAULT_MESSAGES_PER_SECOND = 80;
@@ -49,7 +52,7 @@ export interface PaceSettings {
  * their own channels (issue 32 item 1) this reads the tenant's channel: its phone number id and its
  * `messagesPerSecond`.
  */
-export function paceFrom(settings: PaceSettings): PaceOf {
+export function paceFrom(settings: PaceSettings): (tenantId: string) => Pace | undefined {
   if (!settings.enabled) return () => undefined;
   const { perSecond, burst } = settings;
   if (settings.provider === "whatsapp") {

@@ -168,7 +168,7 @@ export function createNotificationService(
         ttlMs: deps.ttlMs,
         testingAllowance: deps.testingAllowance,
         traceparent,
-        pace: deps.pace?.(tenantId),
+        pace: await deps.pace?.(tenantId),
       });
     } catch (error) {
       if (error instanceof DomainError) {
