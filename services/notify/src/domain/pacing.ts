@@ -30,9 +30,10 @@ export interface PacedNumber {
 
 /**
  * Which number a tenant's send goes through and at what pace; undefined: not paced. `number`: the
- * tenant's connected channel, when it has one (else the process-wide number or the sandbox's).
+ * tenant's connected channel, when it has one (else the process-wide number or the sandbox's). May
+ * answer asynchronously; it is awaited before the send's first statement.
  */
-export type PaceOf = (tenantId: string, number?: PacedNumber) => Pace | undefined;
+export type PaceOf = (tenantId: string, number?: PacedNumber) => Pace | undefined | Promise<Pace | undefined>;
 
 /** The Cloud API's default throughput per business number (Meta: 80 messages per second). */
 export const DEFAULT_MESSAGES_PER_SECOND = 80;
@@ -57,7 +58,7 @@ export interface PaceSettings {
  * .../channel) at its own `messagesPerSecond`, with one second's worth of burst; without one, the
  * process-wide number (or, on the sandbox, a stand-in number per tenant) at the configured pace.
  */
-export function paceFrom(settings: PaceSettings): PaceOf {
+export function paceFrom(settings: PaceSettings): (tenantId: string, number?: PacedNumber) => Pace | undefined {
   if (!settings.enabled) return () => undefined;
   const { perSecond, burst } = settings;
   const fallback = paceOfFallback(settings);

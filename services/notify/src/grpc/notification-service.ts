@@ -182,7 +182,7 @@ export function createNotificationService(
         ttlMs: deps.ttlMs,
         testingAllowance: deps.testingAllowance,
         traceparent,
-        pace: deps.pace?.(tenantId, route),
+        pace: await deps.pace?.(tenantId, route),
       });
     } catch (error) {
       if (error instanceof DomainError) {
