@@ -42,7 +42,13 @@ import {
 } from "@platform/proto/notify/v1/provider-callbacks";
 import { deliveryFailureFor } from "./channel/whatsapp-errors.js";
 import { createProviderCallbackStore } from "./db/provider-callback-store.js";
-import { createProviderCallbackApplier, loggingOnlyHandlers } from "./callbacks/provider-callback-applier.js";
+import { createProviderCallbackApplier } from "./callbacks/provider-callback-applier.js";
+import {
+  applyInboundMessages,
+  applyNumberUpdate,
+  type ChannelCallbackDeps,
+  type CloudApiInboundMessage,
+} from "./channel/channel-callbacks.js";
 import { createNotificationStatusService, createProviderCallbackService } from "./grpc/provider-callback-service.js";
 import { ChannelServiceService } from "@platform/proto/notify/v1/channel";
 import { createChannelRepository } from "./db/channel-repository.js";
@@ -141,17 +147,6 @@ async function main() {
     metrics: createProjectorMetrics(registry, { js, namespace: config.NATS_NAMESPACE }),
     tracer: tracing.tracer,
   });
-  // Provider callbacks: recorded by the gateway's call, applied then and by the pass (statuses that
-  // came before their send's outcome, batches a failure or a crash left unapplied).
-  const callbackStore = createProviderCallbackStore(db, events, { failureCodeFor: deliveryFailureFor });
-  const callbackLogger = logger.child({ component: "provider-callbacks" });
-  const callbacks = createProviderCallbackApplier({
-    store: callbackStore,
-    handlers: loggingOnlyHandlers(callbackLogger),
-    logger: callbackLogger,
-    retryDelayMs: config.PROVIDER_CALLBACK_RETRY_DELAY,
-  });
-  const callbackPass = callbacks.start(config.PROVIDER_CALLBACK_PASS_INTERVAL);
   const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const provider = channelProvider(config);
   const idempotencyOptions = {
@@ -175,6 +170,31 @@ async function main() {
     defaultTemplates: config.WHATSAPP_TEMPLATES,
     logger: logger.child({ component: "channel" }),
   };
+  // Provider callbacks: recorded by the gateway's call, applied then and by the pass (statuses that
+  // came before their send's outcome, batches a failure or a crash left unapplied).
+  const callbackStore = createProviderCallbackStore(db, events, { failureCodeFor: deliveryFailureFor });
+  const callbackLogger = logger.child({ component: "provider-callbacks" });
+  const channelCallbackDeps: ChannelCallbackDeps = {
+    db,
+    channels: channelDeps.channels,
+    tenants: createTenantRepository(db),
+    activation: channelDeps.activation,
+    events,
+    requiredCapabilities: config.NOTIFY_REQUIRED_CAPABILITIES,
+    logger: callbackLogger,
+  };
+  const callbacks = createProviderCallbackApplier({
+    store: callbackStore,
+    // A customer's STOP / START and the number-level updates (quality, account) are the channel's.
+    handlers: {
+      inboundMessages: (phoneNumberId, messages) =>
+        applyInboundMessages(channelCallbackDeps, phoneNumberId, messages as CloudApiInboundMessage[]),
+      numberUpdate: (change) => applyNumberUpdate(channelCallbackDeps, change),
+    },
+    logger: callbackLogger,
+    retryDelayMs: config.PROVIDER_CALLBACK_RETRY_DELAY,
+  });
+  const callbackPass = callbacks.start(config.PROVIDER_CALLBACK_PASS_INTERVAL);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
