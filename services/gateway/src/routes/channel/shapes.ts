@@ -4,15 +4,13 @@ import { isNotAnObject, mustBe, parseShape } from "../../http/request-shape.js";
 
 const notificationTypes = ["reminder", "no_show", "cancelled", "rescheduled", "update"] as const;
 
-const template = z
-  .object(
-    {
-      name: z.string(mustBe("a string")).meta({ pattern: "^[a-z0-9_]{1,512}$" }),
-      language: z.string(mustBe("a string")).meta({ pattern: "^[A-Za-z_]{2,10}$", description: "e.g. en_US" }),
-    },
-    { error: "must be an object with name and language" },
-  )
-  .meta({ id: "ChannelTemplateRequest" });
+const template = z.object(
+  {
+    name: z.string(mustBe("a string")).meta({ pattern: "^[a-z0-9_]{1,512}$" }),
+    language: z.string(mustBe("a string")).meta({ pattern: "^[A-Za-z_]{2,10}$", description: "e.g. en_US" }),
+  },
+  { error: "must be an object with name and language" },
+);
 
 const keywords = z
   .array(z.string(mustBe("a string")).meta({ minLength: 1, maxLength: 32 }), mustBe("an array of strings"))
