@@ -51,6 +51,12 @@ describe("tenant interface edge", () => {
       until: new Date(Date.now() - 3_600_000).toISOString(),
     },
     createConsoleLink: { email: "walk@example.com" },
+    // The tenant's own number (the sandbox provider stores it and never reads it).
+    connectChannel: {
+      wabaId: "102290129340398",
+      phoneNumberId: "106540352242922",
+      accessToken: "EAAwalkTokenOfTheEdgeWalk0001",
+    },
   };
 
   /** The {notificationId} the walk reads (a command written straight into notify: no send is counted). */
@@ -160,6 +166,8 @@ describe("tenant interface edge", () => {
         status: "active",
         activated: true,
         channelReady: true,
+        // No number connected yet (the walk below connects one).
+        channel: null,
         version: 2,
         lastErrorCode: null,
         plan: "testing",
@@ -186,6 +194,15 @@ describe("tenant interface edge", () => {
   });
 
   describe("every route, every bad credential (driven by the route table)", () => {
+    // GET .../channel reads the connected number: connect it before the walk.
+    beforeAll(async () => {
+      const { res, body } = await call("PUT", `/api/v1/tenants/${tenant}/channel`, {
+        headers: { "idempotency-key": "walk-connect", "content-type": "application/json" },
+        body: JSON.stringify(validBodies.connectChannel),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(201);
+    });
+
     it("documents every route of the table with its scope", () => {
       for (const route of tenantRoutes) {
         const template = route.path.replace(/^\/api\/v1/, "").replace(/:([A-Za-z]+)/g, "{$1}");
