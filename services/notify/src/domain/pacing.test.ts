@@ -16,8 +16,24 @@ describe("which number a send is paced on", () => {
     expect(paceOf("beta")?.key).toBe("sandbox:beta");
   });
 
+  it("paces a tenant's connected number on its own row, at the channel's rate with one second's burst", () => {
+    for (const provider of ["whatsapp", "sandbox"] as const) {
+      const paceOf = paceFrom({ ...settings, provider });
+      expect(paceOf("acme", { phoneNumberId: "2001", messagesPerSecond: 20 })).toEqual({
+        key: "whatsapp:2001",
+        perSecond: 20,
+        burst: 20,
+      });
+      // A channel that names no rate: the settings' pace, on its own number still.
+      expect(paceOf("acme", { phoneNumberId: "2002" })).toEqual({ key: "whatsapp:2002", perSecond: 50, burst: 50 });
+    }
+  });
+
   it("paces nothing when pacing is off", () => {
     expect(paceFrom({ ...settings, provider: "whatsapp", enabled: false })("acme")).toBeUndefined();
+    expect(
+      paceFrom({ ...settings, provider: "whatsapp", enabled: false })("acme", { phoneNumberId: "2001" }),
+    ).toBeUndefined();
   });
 });
 
