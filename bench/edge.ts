@@ -8,6 +8,7 @@
  * in the same run, alternating A B A B. Target: the edge costs under 25% of throughput.
  * Env: BENCH_CONNECTIONS (default 32), BENCH_DURATION seconds per run (default 8).
  */
+import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -38,7 +39,7 @@ async function main() {
     const notify = await startServiceProcess({
       name: "notify",
       entry: entry("notify"),
-      env: { ...common, GRPC_PORT: "0" },
+      env: { ...common, GRPC_PORT: "0", SECRETS_KEY: randomBytes(32).toString("base64") },
     });
     processes.push(notify);
     const notifyAddr = `127.0.0.1:${notify.listening.grpcPort as number}`;

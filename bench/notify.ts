@@ -331,6 +331,10 @@ async function main() {
         GRPC_HOST: "127.0.0.1",
         GRPC_PORT: "0",
         NOTIFY_CHANNEL_PROVIDER: "sandbox",
+        // The send path as it runs, pacing included, at a pace no run reaches (bench:pacing
+        // measures the pacing itself and its cost).
+        NOTIFY_CHANNEL_MESSAGES_PER_SECOND: "1000000",
+        SECRETS_KEY: randomBytes(32).toString("base64"),
         ...(process.env.OUTBOX_GATHER ? { OUTBOX_GATHER: process.env.OUTBOX_GATHER } : {}),
       }),
     });

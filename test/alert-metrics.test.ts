@@ -57,7 +57,11 @@ describe("the metrics the alerts read, scraped from the four running services", 
     };
     [processes.catalog, processes.notify, processes.webhooks] = await Promise.all([
       startServiceProcess({ name: "catalog", entry: entry("catalog"), env: common }),
-      startServiceProcess({ name: "notify", entry: entry("notify"), env: common }),
+      startServiceProcess({
+        name: "notify",
+        entry: entry("notify"),
+        env: { ...common, SECRETS_KEY: randomBytes(32).toString("base64") },
+      }),
       startServiceProcess({
         name: "webhooks",
         entry: entry("webhooks"),

@@ -187,6 +187,21 @@ describe("the Helm chart (real helm)", () => {
     await expect(render("notify.whatsapp.existingSecret=wa")).rejects.toThrow(/phoneNumberId is required/);
   });
 
+  it("gives the gateway the WhatsApp app secret and verify token from their Secret only when one is named", async () => {
+    const gatewayEnv = async (...sets: string[]) =>
+      ofKind(await render(...sets), "Deployment").find((d) => component(d) === "gateway")!.spec.template.spec
+        .containers[0].env as { name: string; value?: string; valueFrom?: any }[];
+    const names = (await gatewayEnv()).map((e) => e.name);
+    expect(names).not.toContain("WHATSAPP_APP_SECRET");
+    expect(names).not.toContain("WHATSAPP_VERIFY_TOKEN");
+    expect(await gatewayEnv("gateway.whatsappCallbacks.existingSecret=wa-app")).toEqual(
+      expect.arrayContaining([
+        { name: "WHATSAPP_APP_SECRET", valueFrom: { secretKeyRef: { name: "wa-app", key: "app-secret" } } },
+        { name: "WHATSAPP_VERIFY_TOKEN", valueFrom: { secretKeyRef: { name: "wa-app", key: "verify-token" } } },
+      ]),
+    );
+  });
+
   it("binds every listener in every pod to all interfaces (the services default to loopback)", async () => {
     for (const deployment of ofKind(await render(), "Deployment")) {
       const env = Object.fromEntries(

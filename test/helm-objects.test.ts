@@ -449,7 +449,14 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
   });
 
   it("takes DATABASE_URL, NATS_URL, SECRETS_KEY and the WhatsApp token only from Secrets", async () => {
-    const secretNames = ["DATABASE_URL", "NATS_URL", "SECRETS_KEY", "WHATSAPP_ACCESS_TOKEN"];
+    const secretNames = [
+      "DATABASE_URL",
+      "NATS_URL",
+      "SECRETS_KEY",
+      "WHATSAPP_ACCESS_TOKEN",
+      "WHATSAPP_APP_SECRET",
+      "WHATSAPP_VERIFY_TOKEN",
+    ];
     const refs = new Map<string, unknown>();
     for (const workload of workloads(everything)) {
       for (const e of workload.spec.template.spec.containers[0].env as {
@@ -468,6 +475,8 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
       NATS_URL: { name: "platform-nats", key: "url" },
       SECRETS_KEY: { name: "platform-secrets", key: "secrets-key" },
       WHATSAPP_ACCESS_TOKEN: { name: "whatsapp", key: "access-token" },
+      WHATSAPP_APP_SECRET: { name: "whatsapp-app", key: "app-secret" },
+      WHATSAPP_VERIFY_TOKEN: { name: "whatsapp-app", key: "verify-token" },
     });
     expect(ofKind(everything, "Secret")).toEqual([]);
     expect(ofKind(everything, "ConfigMap")).toEqual([]);
@@ -551,7 +560,14 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
       });
     for (const request of ["/readyz", "/healthz", "/metrics", "/", "/docs"])
       expect(routed(request), request).toBe(false);
-    for (const request of ["/v1/openapi.json", "/api/v1/openapi.json", "/v1/pets", "/api/v1/webhooks/endpoints"])
+    for (const request of [
+      "/v1/openapi.json",
+      "/api/v1/openapi.json",
+      "/v1/pets",
+      "/api/v1/webhooks/endpoints",
+      // The WhatsApp Cloud API's signed callbacks (routes/provider-callbacks).
+      "/api/v1/providers/whatsapp/callbacks",
+    ])
       expect(routed(request), request).toBe(true);
   });
 
@@ -569,6 +585,7 @@ describe("the chart's objects, checked by helm and the Kubernetes schemas", () =
       "platform-nats (key url): the NATS JetStream URL (NATS_URL)",
       "platform-secrets (key secrets-key): SECRETS_KEY",
       "whatsapp (key access-token): the WhatsApp access token",
+      "whatsapp-app (keys app-secret, verify-token): the WhatsApp app secret and webhook verify token",
       "NetworkPolicies: default deny",
     ])
       expect(notes).toContain(line);

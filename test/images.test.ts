@@ -299,13 +299,17 @@ afterAll(async () => {
     const fatal = logLines(output).filter((line) => line.level === "fatal");
     expect(fatal, output).toHaveLength(1);
     // The image sets NODE_ENV=production: the defaults that point at a developer's own Postgres and
-    // NATS are refused, after the variables without a default (webhooks' SECRETS_KEY).
+    // NATS are refused, after the variables without a default (SECRETS_KEY of notify and webhooks).
     const required = (name: string) =>
       `${name}: required when NODE_ENV=production (its default is this machine's 127.0.0.1)`;
     const expected = {
       catalog: [required("DATABASE_URL")],
       gateway: [required("DATABASE_URL")],
-      notify: [required("DATABASE_URL"), required("NATS_URL")],
+      notify: [
+        "SECRETS_KEY: Invalid input: expected string, received undefined",
+        required("DATABASE_URL"),
+        required("NATS_URL"),
+      ],
       webhooks: [
         "SECRETS_KEY: Invalid input: expected string, received undefined",
         required("DATABASE_URL"),
@@ -388,6 +392,7 @@ afterAll(async () => {
             WEBHOOKS_ADDR: grpc("webhooks"),
           }
         : { GRPC_HOST: "127.0.0.1", GRPC_PORT: String(own.port) }),
+      ...(service === "notify" ? { SECRETS_KEY: secretsKey } : {}),
       ...(service === "webhooks"
         ? { SECRETS_KEY: secretsKey, WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true", WEBHOOKS_ALLOWED_PORTS: "8443" }
         : {}),

@@ -39,9 +39,10 @@ export const codeAreas: ReadonlySet<string> = new Set([
 
 /** Internal event types of the event contract (docs: /work/briefs/events-contract.md; not in the webhook catalog). */
 export const internalEventTypes: readonly string[] = [
+  "recipient.opted_out",
+  "recipient.opted_in",
   "notification.sent",
   "notification.unknown",
-  "notification.failed",
   "webhook.endpoint_dead_lettered",
   "webhook.endpoint_resumed",
   "webhook.endpoint_recovery_started",

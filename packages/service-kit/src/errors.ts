@@ -17,13 +17,20 @@ export type ErrorKind =
 
 export class DomainError extends Error {
   override name = "DomainError";
+  /**
+   * For a refusal that lifts by itself (`resource_exhausted`): whole seconds until a retry can
+   * succeed. It travels as the trailing metadata `retry-after` (grpc-server.ts) and becomes the
+   * HTTP `Retry-After` header at the gateway.
+   */
+  readonly retryAfterSeconds: number | undefined;
   constructor(
     readonly kind: ErrorKind,
     readonly code: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 

@@ -32,6 +32,8 @@ export const REQUEST_ID_METADATA = "x-request-id";
 export const ACTOR_METADATA = "x-actor";
 /** Trailing metadata key that carries a DomainError's stable code back to the caller. */
 export const ERROR_CODE_METADATA = "error-code";
+/** Trailing metadata key that carries a DomainError's `retryAfterSeconds` (whole seconds, at least 1). */
+export const RETRY_AFTER_METADATA = "retry-after";
 
 /**
  * Options for every server and client: channelz (grpc-js's built-in call tracing, which costs
@@ -117,6 +119,9 @@ function serviceErrorFor(error: unknown, logger: Logger): Partial<ServiceError> 
   const metadata = new Metadata();
   if (error instanceof DomainError) {
     metadata.set(ERROR_CODE_METADATA, error.code);
+    if (error.retryAfterSeconds !== undefined) {
+      metadata.set(RETRY_AFTER_METADATA, String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
+    }
     if (error.kind === "unavailable") logger.warn({ err: error }, error.message);
     return { code: statusForErrorKind[error.kind], details: error.message, metadata };
   }

@@ -26,6 +26,7 @@ import type { ConsoleStore } from "./db/console-store.js";
 import { consoleOriginOf, type ConsoleSettings } from "./console/route.js";
 import { consoleMiddleware } from "./console/router.js";
 import { consolePages, redactConsolePath } from "./console/routes.js";
+import { providerCallbackRouter, type ProviderCallbackSettings } from "./routes/provider-callbacks/callbacks.js";
 import "./http/state.js";
 
 export interface Readiness {
@@ -52,6 +53,8 @@ export interface GatewayDeps {
   tracing?: Tracing;
   /** TRUST_PROXY: take the scheme and client address from X-Forwarded-Proto / X-Forwarded-For. */
   trustProxy?: boolean;
+  /** The provider's signed callbacks (routes/provider-callbacks); absent: the path answers 404 not configured. */
+  providerCallbacks?: ProviderCallbackSettings;
   /** The console under /console (docs/console.md); not mounted when absent. */
   console?: { store: ConsoleStore; settings: ConsoleSettings; links: ConsoleLinks };
 }
@@ -182,6 +185,13 @@ export function createGatewayApp(deps: GatewayDeps): Koa {
     const { store, settings } = deps.console;
     app.use(consoleMiddleware(consolePages, { notify, webhooks, projections, store, settings }));
   }
+  // The provider's callback path: signed by the provider, never an API key (before the edge).
+  const callbacks = providerCallbackRouter(
+    deps.providerCallbacks ?? { appSecret: undefined, verifyToken: undefined, maxBytes: 0 },
+    { notify: deps.notify },
+  );
+  app.use(callbacks.routes());
+  app.use(callbacks.allowedMethods());
   app.use(announceDeprecations(catalogRoutes, deps.publicBaseUrl));
   app.use(edge);
   app.use(router.routes());

@@ -94,6 +94,22 @@ const schema = z.object({
       (v) => v === "'none'" || v === "'self'" || v.split(/\s+/).every((o) => /^https:\/\/[^/\s;,']+$/.test(o)),
       "must be 'none', 'self' or space-separated https:// origins",
     ),
+  /**
+   * Secret. The WhatsApp app's app secret: keys the X-Hub-Signature-256 of the provider's callbacks
+   * (docs/notifications.md "Provider callbacks"). Unset (with WHATSAPP_VERIFY_TOKEN): the callback
+   * path answers 404 provider.callbacks_not_configured.
+   */
+  WHATSAPP_APP_SECRET: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
+  /** Secret. What the subscription handshake's hub.verify_token must be (set the same in the app's webhook settings). */
+  WHATSAPP_VERIFY_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v)),
+  /** Largest callback body taken (413 above it, before more is read); the provider's batches stay well below. */
+  WHATSAPP_CALLBACK_MAX_BYTES: env.positiveInt(3 * 1024 * 1024),
   ...idempotencySettings,
 });
 
@@ -103,6 +119,20 @@ const checkedSchema = schema.superRefine((config, ctx) => {
       code: "custom",
       path: ["FLEET_HEARTBEAT_WINDOW"],
       message: "must be at least twice FLEET_HEARTBEAT_INTERVAL, so one late heartbeat does not count a gateway out",
+    });
+  }
+  if ((config.WHATSAPP_APP_SECRET === undefined) !== (config.WHATSAPP_VERIFY_TOKEN === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: [config.WHATSAPP_APP_SECRET === undefined ? "WHATSAPP_APP_SECRET" : "WHATSAPP_VERIFY_TOKEN"],
+      message: "is required with the other of WHATSAPP_APP_SECRET and WHATSAPP_VERIFY_TOKEN",
+    });
+  }
+  if (config.WHATSAPP_CALLBACK_MAX_BYTES > 3_500_000) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["WHATSAPP_CALLBACK_MAX_BYTES"],
+      message: "must be at most 3500000 (a batch travels to notify in one gRPC message of at most 4 MiB)",
     });
   }
   if (config.DOWNSTREAM_CHECK_INTERVAL < 100) {

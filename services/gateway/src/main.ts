@@ -169,6 +169,11 @@ async function main() {
     publicBaseUrl: config.PUBLIC_BASE_URL ?? "",
     tracing,
     trustProxy: config.TRUST_PROXY,
+    providerCallbacks: {
+      appSecret: config.WHATSAPP_APP_SECRET,
+      verifyToken: config.WHATSAPP_VERIFY_TOKEN,
+      maxBytes: config.WHATSAPP_CALLBACK_MAX_BYTES,
+    },
     console: {
       store: consoleStore,
       settings: consoleSettingsOf(config),

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -59,6 +60,7 @@ describe("admin CLI", () => {
         METRICS_PORT: "0",
         NATS_URL: testNatsUrl(),
         NATS_NAMESPACE: natsNamespace,
+        SECRETS_KEY: randomBytes(32).toString("base64"),
       },
     });
   });

@@ -187,6 +187,7 @@ describe("notifications", () => {
             type: "reminder",
             text: "Hi Ana Maria, this is a reminder of your grooming with Paws & Co on Mon 3 May 10:00.",
             state: "sent",
+            deliveryStatus: "accepted",
             actor: { actorReference: "crm-user-7", delegationReference: null },
             createdAt: body.createdAt,
             updatedAt: expect.any(String) as string,

@@ -64,6 +64,8 @@ export async function startTestStack(
     NATS_URL: testNatsUrl(),
     NATS_NAMESPACE: natsNamespace,
   };
+  // notify seals the tenants' WhatsApp tokens with it, webhooks its endpoint secrets.
+  const secretsKey = randomBytes(32).toString("base64");
   let catalogPort = 0;
   const startCatalog = async () => {
     const started = await startServiceProcess({
@@ -103,7 +105,7 @@ export async function startTestStack(
       startServiceProcess({
         name: "notify",
         entry: entry("notify"),
-        env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...extraNotifyEnv },
+        env: { ...common, SECRETS_KEY: secretsKey, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...extraNotifyEnv },
       }),
       startServiceProcess({
         name: "webhooks",
@@ -112,7 +114,7 @@ export async function startTestStack(
           ...common,
           GRPC_HOST: "127.0.0.1",
           GRPC_PORT: "0",
-          SECRETS_KEY: randomBytes(32).toString("base64"),
+          SECRETS_KEY: secretsKey,
           WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
           // Tests point endpoints at random ports and at port 9 (nothing listens there).
           WEBHOOKS_ALLOWED_PORTS: "1-65535",
@@ -148,7 +150,7 @@ export async function startTestStack(
       const started = await startServiceProcess({
         name: "notify",
         entry: entry("notify"),
-        env: { ...common, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...extraNotifyEnv, ...env },
+        env: { ...common, SECRETS_KEY: secretsKey, GRPC_HOST: "127.0.0.1", GRPC_PORT: "0", ...extraNotifyEnv, ...env },
       });
       replicas.push(started);
       return started;
@@ -159,6 +161,7 @@ export async function startTestStack(
         entry: entry("notify"),
         env: {
           ...common,
+          SECRETS_KEY: secretsKey,
           GRPC_HOST: "127.0.0.1",
           GRPC_PORT: String(this.notify.listening.grpcPort),
           ...extraNotifyEnv,

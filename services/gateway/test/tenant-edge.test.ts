@@ -51,7 +51,16 @@ describe("tenant interface edge", () => {
       until: new Date(Date.now() - 3_600_000).toISOString(),
     },
     createConsoleLink: { email: "walk@example.com" },
+    // The tenant's own number (the sandbox provider stores it and never reads it).
+    connectChannel: {
+      wabaId: "102290129340398",
+      phoneNumberId: "106540352242922",
+      accessToken: "EAAwalkTokenOfTheEdgeWalk0001",
+    },
   };
+
+  /** The {notificationId} the walk reads (a command written straight into notify: no send is counted). */
+  const notificationId = "ntf_0123456789abcdef01234567";
 
   /** The {endpointId} and {deliveryId} the walk uses: deletion gets an endpoint of its own. */
   const webhookIds = { endpoint: "", deleted: "", delivery: "", recovery: "" };
@@ -63,7 +72,8 @@ describe("tenant interface edge", () => {
       .replace(":to", encodeURIComponent(recipient))
       .replace(":endpointId", route.operationId === "deleteWebhookEndpoint" ? webhookIds.deleted : webhookIds.endpoint)
       .replace(":deliveryId", webhookIds.delivery)
-      .replace(":recoveryId", webhookIds.recovery);
+      .replace(":recoveryId", webhookIds.recovery)
+      .replace(":notificationId", notificationId);
     expect(path, `${route.operationId}: a path parameter the walk does not fill`).not.toMatch(/\/:/);
     const headers: Record<string, string> = {};
     let body: string | undefined;
@@ -133,6 +143,12 @@ describe("tenant interface edge", () => {
       body: JSON.stringify(validBodies.recoverWebhookEndpoint),
     });
     webhookIds.recovery = recovered.body.id as string;
+    await db.query(
+      `insert into notify.notification_commands (id, tenant_id, idempotency_key, type, recipient, state, counted, month,
+         request_id, delivery_status, accepted_at)
+       values ($1, $2, 'walk-notification', 'reminder', '447700900123', 'sent', false, to_char(now(), 'YYYY-MM'), 'req', 'accepted', now())`,
+      [notificationId, tenant],
+    );
     await db.end();
     const revoked = await stack.admin("key", "create", "--scopes", allScopes, "--tenants", tenant);
     await stack.admin("key", "revoke", "--id", revoked.id as string);
@@ -150,6 +166,8 @@ describe("tenant interface edge", () => {
         status: "active",
         activated: true,
         channelReady: true,
+        // No number connected yet (the walk below connects one).
+        channel: null,
         version: 2,
         lastErrorCode: null,
         plan: "testing",
@@ -176,6 +194,15 @@ describe("tenant interface edge", () => {
   });
 
   describe("every route, every bad credential (driven by the route table)", () => {
+    // GET .../channel reads the connected number: connect it before the walk.
+    beforeAll(async () => {
+      const { res, body } = await call("PUT", `/api/v1/tenants/${tenant}/channel`, {
+        headers: { "idempotency-key": "walk-connect", "content-type": "application/json" },
+        body: JSON.stringify(validBodies.connectChannel),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(201);
+    });
+
     it("documents every route of the table with its scope", () => {
       for (const route of tenantRoutes) {
         const template = route.path.replace(/^\/api\/v1/, "").replace(/:([A-Za-z]+)/g, "{$1}");

@@ -272,11 +272,11 @@ describe("webhook management", () => {
     });
   });
 
-  it("lists the event catalog: 17 types (spec 6.3's 15 and issue 22's two), five coming soon and not subscribable", async () => {
+  it("lists the event catalog: 20 types (spec 6.3's 15, issue 22's two, issue 32's three), five coming soon and not subscribable", async () => {
     const { res, body } = await call("GET", `${base()}/event-types`);
     expect(res.status).toBe(200);
     const types = body.data as { type: string; emission: string; subscribable: boolean }[];
-    expect(types).toHaveLength(17);
+    expect(types).toHaveLength(20);
     expect(types.filter((t) => !t.subscribable)).toHaveLength(5);
     expect(types.filter((t) => !t.subscribable).every((t) => t.emission === "coming_soon")).toBe(true);
     expect(body.currentApiVersion).toBe("2026-07-01");

@@ -9,6 +9,9 @@ import * as outboxTraceparent from "./20261124120000_outbox_traceparent.js";
 import * as projectionCauseAndActor from "./20261124150000_projection_cause_and_actor.js";
 import * as tenantPlanChanges from "./20261124170000_tenant_plan_changes.js";
 import * as applyProjectedEvents from "./20261124200000_apply_projected_events.js";
+import * as tenantChannels from "./20261127100000_tenant_channels.js";
+import * as providerCallbacks from "./20261127110000_provider_callbacks.js";
+import * as channelPacing from "./20261127120000_channel_pacing.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -22,4 +25,7 @@ export const migrations: Migration[] = [
   projectionCauseAndActor,
   tenantPlanChanges,
   applyProjectedEvents,
+  tenantChannels,
+  providerCallbacks,
+  channelPacing,
 ];

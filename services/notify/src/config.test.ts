@@ -1,7 +1,10 @@
 import { ConfigError } from "@platform/service-kit/config";
 import { redactConfiguration } from "@platform/service-kit/logger";
 import { describe, expect, it } from "vitest";
-import { defaultWhatsAppTemplates, loadNotifyConfig } from "./config.js";
+import { defaultWhatsAppTemplates, loadNotifyConfig as loadWithKey } from "./config.js";
+
+const SECRETS_KEY = Buffer.alloc(32, 7).toString("base64");
+const loadNotifyConfig = (environment: Record<string, string>) => loadWithKey({ SECRETS_KEY, ...environment });
 
 describe("notify configuration", () => {
   it("defaults to the sandbox channel, with the documented WhatsApp templates and timeouts", () => {
@@ -13,11 +16,21 @@ describe("notify configuration", () => {
     expect(config.PROJECTIONS_ACK_WAIT).toBe(30_000);
   });
 
-  it("needs the access token and phone number id for the whatsapp channel, naming both", () => {
-    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp" })).toThrow(ConfigError);
-    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp" })).toThrow(
-      /WHATSAPP_ACCESS_TOKEN: is required.*WHATSAPP_PHONE_NUMBER_ID: is required/,
+  it("needs SECRETS_KEY (it seals the tenants' access tokens), naming it", () => {
+    expect(() => loadWithKey({})).toThrow(/SECRETS_KEY/);
+    expect(() => loadWithKey({ SECRETS_KEY: "short" })).toThrow(/SECRETS_KEY: the key must be exactly 32 bytes/);
+  });
+
+  it("takes the process-wide number as an optional fallback, but both settings or neither", () => {
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp" }).WHATSAPP_PHONE_NUMBER_ID).toBeUndefined();
+    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PROVIDER: "whatsapp", WHATSAPP_ACCESS_TOKEN: "t" })).toThrow(
+      ConfigError,
     );
+    expect(() => loadNotifyConfig({ WHATSAPP_PHONE_NUMBER_ID: "1065" })).toThrow(
+      /WHATSAPP_ACCESS_TOKEN: is required when WHATSAPP_PHONE_NUMBER_ID is set/,
+    );
+    expect(loadNotifyConfig({}).NOTIFY_CHANNEL_CHECK_INTERVAL).toBe(15 * 60_000);
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_CHECK_INTERVAL: "0s" }).NOTIFY_CHANNEL_CHECK_INTERVAL).toBe(0);
     const config = loadNotifyConfig({
       NOTIFY_CHANNEL_PROVIDER: "whatsapp",
       WHATSAPP_ACCESS_TOKEN: "EAAG-token",
@@ -48,6 +61,43 @@ describe("notify configuration", () => {
       /WHATSAPP_TEMPLATES/,
     );
     expect(() => loadNotifyConfig({ WHATSAPP_TEMPLATES: "{nope" })).toThrow(/WHATSAPP_TEMPLATES: must be JSON/);
+  });
+
+  it("paces each number at 80 messages per second with one second's burst unless told otherwise", () => {
+    const config = loadNotifyConfig({});
+    expect([
+      config.NOTIFY_CHANNEL_MESSAGES_PER_SECOND,
+      config.NOTIFY_CHANNEL_BURST,
+      config.NOTIFY_CHANNEL_PACING,
+    ]).toEqual([80, 80, "on"]);
+    const set = loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: "50", NOTIFY_CHANNEL_BURST: "1" });
+    expect([set.NOTIFY_CHANNEL_MESSAGES_PER_SECOND, set.NOTIFY_CHANNEL_BURST]).toEqual([50, 1]);
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: "20" }).NOTIFY_CHANNEL_BURST).toBe(20);
+  });
+
+  it.each(["0", "-5", "2.5", "1e3", "fast", " "])(
+    "refuses NOTIFY_CHANNEL_MESSAGES_PER_SECOND and NOTIFY_CHANNEL_BURST of %j at start, naming them",
+    (value) => {
+      if (value.trim() === "") {
+        // Blank means unset: the default.
+        expect(loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: value }).NOTIFY_CHANNEL_MESSAGES_PER_SECOND).toBe(
+          80,
+        );
+        return;
+      }
+      expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: value })).toThrow(ConfigError);
+      expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_MESSAGES_PER_SECOND: value })).toThrow(
+        /NOTIFY_CHANNEL_MESSAGES_PER_SECOND: must be a whole number of messages per second from 1 to 1000000/,
+      );
+      expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_BURST: value })).toThrow(
+        /NOTIFY_CHANNEL_BURST: must be a whole number of messages from 1 to 1000000/,
+      );
+    },
+  );
+
+  it("refuses a pacing switch other than on or off", () => {
+    expect(loadNotifyConfig({ NOTIFY_CHANNEL_PACING: "off" }).NOTIFY_CHANNEL_PACING).toBe("off");
+    expect(() => loadNotifyConfig({ NOTIFY_CHANNEL_PACING: "maybe" })).toThrow(/NOTIFY_CHANNEL_PACING/);
   });
 
   it("keeps the lease longer than the provider timeout, so a live send is never settled as unknown", () => {

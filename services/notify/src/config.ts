@@ -7,9 +7,25 @@ import {
   loadConfig,
   type Environment,
 } from "@platform/service-kit/config";
+import { parseSecretsKey } from "@platform/service-kit/secret-box";
 import { parseRequiredCapabilities } from "./domain/activation.js";
 import { notificationTypes, type NotificationType } from "./domain/notification.js";
 import { DEFAULT_TESTING_ALLOWANCE } from "./domain/testing-allowance.js";
+import { defaultBurstFor, DEFAULT_MESSAGES_PER_SECOND } from "./domain/pacing.js";
+
+/** A whole number from 1 to `max`, with a message an operator understands. */
+const wholeNumber = (fallback: number, what: string, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return fallback;
+      if (!/^[0-9]+$/.test(v.trim()) || Number(v) < 1 || Number(v) > max) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number of ${what} from 1 to ${max}` });
+        return z.NEVER;
+      }
+      return Number(v);
+    });
 
 /** Default WhatsApp template per notification type; WHATSAPP_TEMPLATES overrides any of them. */
 export const defaultWhatsAppTemplates: Record<NotificationType, { name: string; language: string }> = {
@@ -72,9 +88,45 @@ const schema = z
     OUTBOX_GATHER: env.duration(25),
     /** The testing plan's sends per tenant and UTC month (issue 22; tests use a small one). */
     NOTIFY_TESTING_ALLOWANCE: env.positiveInt(DEFAULT_TESTING_ALLOWANCE),
+    /**
+     * Pacing (docs/notifications.md, "Pacing"): the sends per second through one number, across
+     * every notify replica (the Cloud API's default throughput is 80). Until tenants connect their
+     * own channels, every tenant's number (the process-wide one, or on the sandbox a stand-in per
+     * tenant) has this pace.
+     */
+    NOTIFY_CHANNEL_MESSAGES_PER_SECOND: wholeNumber(DEFAULT_MESSAGES_PER_SECOND, "messages per second", 1_000_000),
+    /**
+     * Sends admitted at once on a number after a quiet spell; unset (0 here): one second's worth,
+     * NOTIFY_CHANNEL_MESSAGES_PER_SECOND. 1 is strict: never more than the throughput in any one
+     * second; B lets a second after a quiet spell carry up to B − 1 more.
+     */
+    NOTIFY_CHANNEL_BURST: wholeNumber(0, "messages", 1_000_000),
+    /** on (default); off: no pacing (the provider's own throttling answers 130429): benchmarks only. */
+    NOTIFY_CHANNEL_PACING: z.enum(["on", "off"]).default("on"),
+    /**
+     * The key ring sealing each tenant's WhatsApp access token at rest (as webhooks seals endpoint
+     * secrets): 32 bytes, base64 (key id k1), or `id:base64,...` with the first key active.
+     */
+    SECRETS_KEY: z.string().transform((text, ctx) => {
+      try {
+        return parseSecretsKey(text);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message.replace(/^SECRETS_KEY: /, "") });
+        return z.NEVER;
+      }
+    }),
+    /**
+     * How often each connected number is read again from the Cloud API (status, quality rating):
+     * its result is the messaging_channel capability check. 0: no periodic check (connecting and
+     * the provider's callbacks still check).
+     */
+    NOTIFY_CHANNEL_CHECK_INTERVAL: env.duration(15 * 60_000),
     /** sandbox (default): accept and record, send nothing; whatsapp: the WhatsApp Business Cloud API. */
     NOTIFY_CHANNEL_PROVIDER: z.enum(["sandbox", "whatsapp"]).default("sandbox"),
-    /** Secret. A system-user access token with whatsapp_business_messaging permission. */
+    /**
+     * Secret. The fallback for tenants without a connected channel (PUT .../channel): a
+     * system-user access token with whatsapp_business_messaging permission. Optional.
+     */
     WHATSAPP_ACCESS_TOKEN: z.string().optional(),
     WHATSAPP_PHONE_NUMBER_ID: z
       .string()
@@ -90,6 +142,14 @@ const schema = z
      * UPSTREAM_TIMEOUT (5 s) so the partner hears "unknown" rather than "unavailable".
      */
     WHATSAPP_TIMEOUT: env.duration(3_000),
+    /**
+     * How often the provider callback pass runs (callbacks/provider-callback-applier.ts): it applies
+     * statuses that arrived before their send's outcome was recorded, and batches whose application
+     * failed or was cut short by a crash.
+     */
+    PROVIDER_CALLBACK_PASS_INTERVAL: env.duration(2_000),
+    /** How long a batch whose application failed waits before the pass tries it again. */
+    PROVIDER_CALLBACK_RETRY_DELAY: env.duration(30_000),
     /**
      * The capabilities activation requires to pass (comma list of a-z 0-9 _ names): a tenant goes
      * live once every one of them passed its check and none is failing.
@@ -109,10 +169,14 @@ const schema = z
       }),
   })
   .superRefine((config, ctx) => {
-    if (config.NOTIFY_CHANNEL_PROVIDER === "whatsapp") {
+    // The process-wide number is an optional fallback (tenants connect their own), but it is
+    // both settings or neither: a token without a number (or the reverse) is a mistake.
+    if (Boolean(config.WHATSAPP_ACCESS_TOKEN) !== Boolean(config.WHATSAPP_PHONE_NUMBER_ID)) {
       for (const name of ["WHATSAPP_ACCESS_TOKEN", "WHATSAPP_PHONE_NUMBER_ID"] as const) {
-        if (!config[name])
-          ctx.addIssue({ code: "custom", path: [name], message: "is required when NOTIFY_CHANNEL_PROVIDER=whatsapp" });
+        if (!config[name]) {
+          const other = name === "WHATSAPP_ACCESS_TOKEN" ? "WHATSAPP_PHONE_NUMBER_ID" : "WHATSAPP_ACCESS_TOKEN";
+          ctx.addIssue({ code: "custom", path: [name], message: `is required when ${other} is set` });
+        }
       }
     }
     if (config.NOTIFICATION_LEASE <= config.WHATSAPP_TIMEOUT) {
@@ -124,5 +188,10 @@ export type NotifyConfig = z.infer<typeof schema>;
 export const NOTIFY_SCHEMA = "notify";
 
 export function loadNotifyConfig(environment: Environment): NotifyConfig {
-  return loadConfig(schema, environment);
+  const config = loadConfig(schema, environment);
+  // An unset burst is one second's worth of the number's pace.
+  return {
+    ...config,
+    NOTIFY_CHANNEL_BURST: config.NOTIFY_CHANNEL_BURST || defaultBurstFor(config.NOTIFY_CHANNEL_MESSAGES_PER_SECOND),
+  };
 }

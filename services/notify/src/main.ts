@@ -35,17 +35,38 @@ import { createTenantService } from "./grpc/tenant-service.js";
 import { createActivationRepository } from "./db/activation-repository.js";
 import { createActivationService } from "./grpc/activation-service.js";
 import { createUsageService } from "./grpc/usage-service.js";
+import { paceFrom } from "./domain/pacing.js";
+import {
+  NotificationStatusServiceService,
+  ProviderCallbackServiceService,
+} from "@platform/proto/notify/v1/provider-callbacks";
+import { deliveryFailureFor } from "./channel/whatsapp-errors.js";
+import { createProviderCallbackStore } from "./db/provider-callback-store.js";
+import { createProviderCallbackApplier } from "./callbacks/provider-callback-applier.js";
+import {
+  applyInboundMessages,
+  applyNumberUpdate,
+  type ChannelCallbackDeps,
+  type CloudApiInboundMessage,
+} from "./channel/channel-callbacks.js";
+import { createNotificationStatusService, createProviderCallbackService } from "./grpc/provider-callback-service.js";
+import { ChannelServiceService } from "@platform/proto/notify/v1/channel";
+import { createChannelRepository } from "./db/channel-repository.js";
+import { createNumberReader } from "./channel/cloud-api-number.js";
+import { channelRouteOf, startChannelChecks, type ChannelDeps } from "./channel/number-check.js";
+import { createChannelService } from "./grpc/channel-service.js";
 
 const bootLogger = createLogger("notify", "info");
 const build = readBuildInfo(import.meta.url);
 
-/** NOTIFY_CHANNEL_PROVIDER picks the adapter; config validation guarantees whatsapp's settings. */
+/** NOTIFY_CHANNEL_PROVIDER picks the adapter; tenants' own numbers come with each send (channelRoute). */
 function channelProvider(config: NotifyConfig): ChannelProvider {
   if (config.NOTIFY_CHANNEL_PROVIDER === "sandbox") return createSandboxChannel();
   return createWhatsAppChannel({
     baseUrl: config.WHATSAPP_API_BASE_URL,
-    phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID!,
-    accessToken: config.WHATSAPP_ACCESS_TOKEN!,
+    // The process-wide fallback for tenants without a connected channel (optional).
+    phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID,
+    accessToken: config.WHATSAPP_ACCESS_TOKEN,
     templates: config.WHATSAPP_TEMPLATES,
     timeoutMs: config.WHATSAPP_TIMEOUT,
   });
@@ -128,6 +149,52 @@ async function main() {
   });
   const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const provider = channelProvider(config);
+  const idempotencyOptions = {
+    ...defaultIdempotencyOptions,
+    ttlMs: config.IDEMPOTENCY_TTL,
+    leaseMs: config.IDEMPOTENCY_LEASE,
+  };
+  // Each tenant's own number (PUT .../channel): its token sealed with SECRETS_KEY; with the
+  // whatsapp provider, its status and quality read from the Cloud API on connect and periodically.
+  const channelDeps: ChannelDeps = {
+    db,
+    channels: createChannelRepository(db),
+    activation: createActivationRepository(db),
+    events,
+    requiredCapabilities: config.NOTIFY_REQUIRED_CAPABILITIES,
+    secrets: config.SECRETS_KEY,
+    readNumber:
+      config.NOTIFY_CHANNEL_PROVIDER === "whatsapp"
+        ? createNumberReader({ baseUrl: config.WHATSAPP_API_BASE_URL, timeoutMs: config.WHATSAPP_TIMEOUT })
+        : undefined,
+    defaultTemplates: config.WHATSAPP_TEMPLATES,
+    logger: logger.child({ component: "channel" }),
+  };
+  // Provider callbacks: recorded by the gateway's call, applied then and by the pass (statuses that
+  // came before their send's outcome, batches a failure or a crash left unapplied).
+  const callbackStore = createProviderCallbackStore(db, events, { failureCodeFor: deliveryFailureFor });
+  const callbackLogger = logger.child({ component: "provider-callbacks" });
+  const channelCallbackDeps: ChannelCallbackDeps = {
+    db,
+    channels: channelDeps.channels,
+    tenants: createTenantRepository(db),
+    activation: channelDeps.activation,
+    events,
+    requiredCapabilities: config.NOTIFY_REQUIRED_CAPABILITIES,
+    logger: callbackLogger,
+  };
+  const callbacks = createProviderCallbackApplier({
+    store: callbackStore,
+    // A customer's STOP / START and the number-level updates (quality, account) are the channel's.
+    handlers: {
+      inboundMessages: (phoneNumberId, messages) =>
+        applyInboundMessages(channelCallbackDeps, phoneNumberId, messages as CloudApiInboundMessage[]),
+      numberUpdate: (change) => applyNumberUpdate(channelCallbackDeps, change),
+    },
+    logger: callbackLogger,
+    retryDelayMs: config.PROVIDER_CALLBACK_RETRY_DELAY,
+  });
+  const callbackPass = callbacks.start(config.PROVIDER_CALLBACK_PASS_INTERVAL);
   const grpc = await startGrpcServer({
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
@@ -174,6 +241,14 @@ async function main() {
         ),
       },
       {
+        definition: ChannelServiceService,
+        implementation: instrumentService(
+          ChannelServiceService,
+          createChannelService({ ...channelDeps, idempotency: idempotencyOptions }),
+          instrumentation,
+        ),
+      },
+      {
         definition: UsageServiceService,
         implementation: instrumentService(
           UsageServiceService,
@@ -193,7 +268,32 @@ async function main() {
             ttlMs: config.IDEMPOTENCY_TTL,
             testingAllowance: config.NOTIFY_TESTING_ALLOWANCE,
             tracer: tracing.tracer,
+            pace: paceFrom({
+              provider: config.NOTIFY_CHANNEL_PROVIDER,
+              phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID,
+              perSecond: config.NOTIFY_CHANNEL_MESSAGES_PER_SECOND,
+              burst: config.NOTIFY_CHANNEL_BURST,
+              enabled: config.NOTIFY_CHANNEL_PACING === "on",
+            }),
+            channelRoute: (tenantId) => channelRouteOf(channelDeps, tenantId),
+            channelReason: (tenantId) => channelDeps.channels.failingReason(tenantId),
           }),
+          instrumentation,
+        ),
+      },
+      {
+        definition: ProviderCallbackServiceService,
+        implementation: instrumentService(
+          ProviderCallbackServiceService,
+          createProviderCallbackService({ store: callbackStore, applier: callbacks }),
+          instrumentation,
+        ),
+      },
+      {
+        definition: NotificationStatusServiceService,
+        implementation: instrumentService(
+          NotificationStatusServiceService,
+          createNotificationStatusService({ store: callbackStore }),
           instrumentation,
         ),
       },
@@ -220,6 +320,10 @@ async function main() {
   const metrics = await startMetricsServer(registry, config.METRICS_HOST, config.METRICS_PORT);
 
   const purge = purgeExpiredIdempotencyKeysEvery(db, config.IDEMPOTENCY_PURGE_INTERVAL, logger);
+  const channelChecks = startChannelChecks(channelDeps, {
+    intervalMs: config.NOTIFY_CHANNEL_CHECK_INTERVAL,
+    leaseMs: Math.max(60_000, 4 * config.WHATSAPP_TIMEOUT),
+  });
 
   announceListening(logger, { grpcPort: grpc.port, metricsPort: metrics.port, channelProvider: provider.name }, build);
   exitGracefullyOnSignal(logger, config, {
@@ -227,9 +331,10 @@ async function main() {
     async stop(graceMs) {
       purge.stop();
       consumerLag.stop();
+      await channelChecks.stop();
       // Calls in flight (a send waiting on the provider included) and the projector's current
       // event finish together, within the one grace; then the relay publishes what they committed.
-      await Promise.all([grpc.shutdown(graceMs), projector.stop()]);
+      await Promise.all([grpc.shutdown(graceMs), projector.stop(), callbackPass.stop()]);
       await relay.stop();
       await nc.drain().catch(() => undefined);
       await metrics.close();

@@ -735,10 +735,10 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
     });
   });
 
-  it("lists the event catalog: 17 types (spec 6.3's 15 and issue 22's two), five coming soon and not subscribable", async () => {
+  it("lists the event catalog: 20 types (spec 6.3's 15, issue 22's two, issue 32's three), five coming soon and not subscribable", async () => {
     const { eventTypes, currentApiVersion } = await rpc("listEventTypes", {});
     expect(currentApiVersion).toBe("2026-07-01");
-    expect(eventTypes).toHaveLength(17);
+    expect(eventTypes).toHaveLength(20);
     expect(eventTypes.filter((t) => !t.subscribable).map((t) => t.type)).toEqual([
       "channel.disconnected",
       "channel.quality_changed",

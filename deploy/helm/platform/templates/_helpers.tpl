@@ -146,11 +146,23 @@ app.kubernetes.io/component: {{ .service }}-migrate
 - name: WHATSAPP_PHONE_NUMBER_ID
   value: {{ required "notify.whatsapp.phoneNumberId is required with notify.whatsapp.existingSecret" $v.whatsapp.phoneNumberId | quote }}
 {{- end }}
+{{- if and (eq .service "gateway") $v.whatsappCallbacks $v.whatsappCallbacks.existingSecret }}
+- name: WHATSAPP_APP_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ $v.whatsappCallbacks.existingSecret }}
+      key: {{ $v.whatsappCallbacks.appSecretKey }}
+- name: WHATSAPP_VERIFY_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $v.whatsappCallbacks.existingSecret }}
+      key: {{ $v.whatsappCallbacks.verifyTokenKey }}
+{{- end }}
 {{- if and (eq .service "webhooks") .root.Values.webhooks.allowedPorts }}
 - name: WEBHOOKS_ALLOWED_PORTS
   value: {{ include "platform.webhooksAllowedPorts" . | quote }}
 {{- end }}
-{{- if eq .service "webhooks" }}
+{{- if or (eq .service "webhooks") (eq .service "notify") }}
 - name: SECRETS_KEY
   valueFrom:
     secretKeyRef:

@@ -20,6 +20,29 @@ export const activationCodes = {
     reaction: "Usually transient: wait for the next check; contact support if it persists.",
     usedAs: ["reasonCode", "blockingReason", "lastErrorCode"],
   },
+  "capability.channel_quality_low": {
+    title: "The WhatsApp number is flagged for low quality",
+    meaning:
+      "The check of the messaging channel found the tenant's number FLAGGED or its quality rating RED (the Cloud API's phone-number resource, or a phone_number_quality_update callback).",
+    reaction:
+      "Improve what customers receive (fewer, expected messages) in WhatsApp Manager; the next check or the provider's UNFLAGGED callback restores it.",
+    usedAs: ["reasonCode", "blockingReason", "lastErrorCode"],
+  },
+  "capability.channel_disconnected": {
+    title: "The WhatsApp number is not connected",
+    meaning:
+      "The check of the messaging channel found the tenant's number in a status other than CONNECTED (disconnected, pending, deleted, migrated), or the account was removed.",
+    reaction: "Reconnect or re-register the number in WhatsApp Manager, then connect the channel again (PUT /channel).",
+    usedAs: ["reasonCode", "blockingReason", "lastErrorCode"],
+  },
+  "capability.channel_restricted": {
+    title: "The WhatsApp account or number is restricted",
+    meaning:
+      "The tenant's WhatsApp Business Account or number is banned, restricted or rate limited by the provider (the phone-number resource's status, or an account_update callback).",
+    reaction:
+      "Resolve the restriction with the provider; a reinstatement callback or the next passing check restores it.",
+    usedAs: ["reasonCode", "blockingReason", "lastErrorCode"],
+  },
   "capability.check_failed": {
     title: "The capability's check failed",
     meaning: "The check of a capability failed for a reason no more specific code names.",

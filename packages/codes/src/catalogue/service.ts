@@ -38,4 +38,29 @@ export const serviceCodes = {
     reaction: "Retry with backoff using the same Idempotency-Key; honour `Retry-After`.",
     usedAs: ["problem"],
   },
+  "sealing.key_invalid": {
+    title: "SECRETS_KEY cannot be read",
+    meaning:
+      "A service's SECRETS_KEY is missing or malformed (service-kit secret-box.ts); the service refuses to start, naming the bad entry (never its value).",
+    reaction: "The operator sets SECRETS_KEY as docs/operations.md says.",
+    usedAs: ["internal"],
+  },
+  "sealing.sealed_malformed": {
+    title: "A sealed secret is malformed",
+    meaning: "A stored sealed secret is not in the v1.<keyId>.<iv>.<tag>.<ciphertext> format.",
+    reaction: "Reconnect the secret's owner (a tenant's channel: PUT /channel with the token again).",
+    usedAs: ["internal"],
+  },
+  "sealing.key_unknown": {
+    title: "A sealed secret names a key SECRETS_KEY does not hold",
+    meaning: "A secret was sealed under a key id that is no longer in SECRETS_KEY.",
+    reaction: "Put the old key back after the active one (docs/operations.md, Rotating SECRETS_KEY).",
+    usedAs: ["internal"],
+  },
+  "sealing.decryption_failed": {
+    title: "A sealed secret does not open",
+    meaning: "A sealed secret does not authenticate under its key (a wrong key or a value moved between owners).",
+    reaction: "Reconnect the secret's owner with the secret again.",
+    usedAs: ["internal"],
+  },
 } as const satisfies CodeEntries;

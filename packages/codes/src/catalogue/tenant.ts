@@ -45,11 +45,12 @@ export const tenantCodes = {
     usedAs: ["internal"],
   },
   "tenant.version_mismatch": {
+    status: 412,
     title: "The tenant changed since you read it",
     meaning:
-      "Operator input (admin `tenant plan --expected-version`): the tenant's version is no longer the one given.",
-    reaction: "Read the tenant again (admin `tenant get`), decide on its current state and retry with its version.",
-    usedAs: ["internal"],
+      "`expectedVersion` (PUT /channel, admin `tenant plan --expected-version`, `tenant channel connect --expected-version`) is no longer the tenant record's `version`.",
+    reaction: "Read the tenant again (GET the tenant record), decide on its current state and retry with its version.",
+    usedAs: ["problem"],
   },
   "tenant.plan_change_invalid": {
     title: "The plan change is invalid",

@@ -325,6 +325,11 @@ export interface ConversationMessage {
   delegationReference?: string | undefined;
   createdAt: string;
   updatedAt: string;
+  /**
+   * The notification's delivery status (provider_callbacks.proto NotificationRecord); empty
+   * while the send's outcome is unknown.
+   */
+  deliveryStatus: string;
 }
 
 export interface ListConversationMessagesResponse {
@@ -3041,6 +3046,7 @@ function createBaseConversationMessage(): ConversationMessage {
     delegationReference: undefined,
     createdAt: "",
     updatedAt: "",
+    deliveryStatus: "",
   };
 }
 
@@ -3072,6 +3078,9 @@ export const ConversationMessage: MessageFns<ConversationMessage> = {
     }
     if (message.updatedAt !== "") {
       writer.uint32(74).string(message.updatedAt);
+    }
+    if (message.deliveryStatus !== "") {
+      writer.uint32(82).string(message.deliveryStatus);
     }
     return writer;
   },
@@ -3161,6 +3170,14 @@ export const ConversationMessage: MessageFns<ConversationMessage> = {
             message.updatedAt = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.deliveryStatus = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3204,6 +3221,11 @@ export const ConversationMessage: MessageFns<ConversationMessage> = {
         : isSet(object.updated_at)
         ? globalThis.String(object.updated_at)
         : "",
+      deliveryStatus: isSet(object.deliveryStatus)
+        ? globalThis.String(object.deliveryStatus)
+        : isSet(object.delivery_status)
+        ? globalThis.String(object.delivery_status)
+        : "",
     };
   },
 
@@ -3236,6 +3258,9 @@ export const ConversationMessage: MessageFns<ConversationMessage> = {
     if (message.updatedAt !== "") {
       obj.updatedAt = message.updatedAt;
     }
+    if (message.deliveryStatus !== "") {
+      obj.deliveryStatus = message.deliveryStatus;
+    }
     return obj;
   },
 
@@ -3253,6 +3278,7 @@ export const ConversationMessage: MessageFns<ConversationMessage> = {
     message.delegationReference = object.delegationReference ?? undefined;
     message.createdAt = object.createdAt ?? "";
     message.updatedAt = object.updatedAt ?? "";
+    message.deliveryStatus = object.deliveryStatus ?? "";
     return message;
   },
 };

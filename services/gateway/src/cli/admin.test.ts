@@ -30,6 +30,10 @@ const usages: [string, string][] = [
     "--id ID --plan commercial|testing --reason agreement_signed|card_saved|agreement_ended|card_removed|operator_correction [--expected-version N]",
   ],
   ["tenant activate", "--id ID"],
+  [
+    "tenant channel connect",
+    "--id ID --waba WABA_ID --phone-number-id PHONE_NUMBER_ID --token ACCESS_TOKEN [--template TYPE=NAME:LANG[,TYPE=NAME:LANG...]] [--messages-per-second N] [--stop-keywords WORD[,WORD...]] [--start-keywords WORD[,WORD...]] [--expected-version N]",
+  ],
   ["tenant channel", "--id ID --state ready|not_ready"],
   ["capability report", "--tenant ID --capability NAME --result pass|fail [--reason CODE]"],
   ["tenant opt-out", "--id ID --to PHONE"],
@@ -47,7 +51,11 @@ describe("admin CLI without a stack", () => {
   it("lists every command in the help, in order, each with its usage and what it does", async () => {
     const { code, stdout, stderr } = await admin("--help");
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    const listed = [...stdout.matchAll(/^ {2}(\S+ \S+) (.*)\n {6}\S/gm)].map((m) => [m[1], m[2]]);
+    // A name is two words, or three (`tenant channel connect`): the words before the first option.
+    const listed = [...stdout.matchAll(/^ {2}((?:[a-z-]+ ){1,2}[a-z-]+)(?: ([[-].*?))? ?\n {6}\S/gm)].map((m) => [
+      m[1],
+      m[2] ?? "",
+    ]);
     expect(listed).toEqual(usages);
     expect(stdout).toMatch(/^usage: admin <command> \[options\] {3}\(npm run -s admin -- <command> \[options\]\)\n/);
     expect(stdout).toMatch(/\n`admin <command> --help` describes one command\.\n$/);
@@ -86,6 +94,28 @@ describe("admin CLI without a stack", () => {
     ],
     [["tenant", "activate"], "tenant activate needs --id ID"],
     [["tenant", "channel", "--id", "a", "--state", "x"], "tenant channel needs --id ID --state ready|not_ready"],
+    [
+      ["tenant", "channel", "connect", "--id", "a", "--waba", "1"],
+      "tenant channel connect needs --id ID --waba WABA_ID --phone-number-id PHONE_NUMBER_ID --token ACCESS_TOKEN",
+    ],
+    [
+      [
+        "tenant",
+        "channel",
+        "connect",
+        "--id",
+        "a",
+        "--waba",
+        "1",
+        "--phone-number-id",
+        "2",
+        "--token",
+        "t",
+        "--template",
+        "reminder",
+      ],
+      '--template "reminder" must be TYPE=NAME:LANG (reminder=appointment_reminder:en_US)',
+    ],
     [
       ["capability", "report", "--tenant", "a", "--capability", "c", "--result", "maybe"],
       "capability report needs --tenant ID --capability NAME --result pass|fail [--reason CODE]",

@@ -158,14 +158,21 @@ export const optionsUsage = (row: AnyCommandRow<unknown>) =>
     .map(([key, option]) => optionUsage(key, option))
     .join(" ");
 
-/** The row of the command `argv` names (its first two words), and the words after them. */
+/**
+ * The row of the command `argv` names (its first two words, or three for a row whose name has
+ * three: `tenant channel connect` beside `tenant channel`; the longest name wins), and the words
+ * after them.
+ */
 export function commandOf<R>(
   rows: readonly AnyCommandRow<R>[],
   argv: string[],
 ): { row: AnyCommandRow<R>; args: string[] } | undefined {
-  const name = argv.slice(0, 2).join(" ");
-  const row = rows.find((candidate) => candidate.name === name);
-  return row && { row, args: argv.slice(2) };
+  for (const words of [3, 2]) {
+    const name = argv.slice(0, words).join(" ");
+    const row = rows.find((candidate) => candidate.name === name && candidate.name.split(" ").length === words);
+    if (row) return { row, args: argv.slice(words) };
+  }
+  return undefined;
 }
 
 /** `--help` or `-h` anywhere, or `help` first. */

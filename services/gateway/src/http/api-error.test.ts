@@ -48,6 +48,23 @@ describe("gRPC status -> HTTP", () => {
     expect(error.options.headers?.["retry-after"]).toBe("1");
   });
 
+  it("turns a 429's trailing retry-after (notify's pacing) into Retry-After, and ignores it elsewhere or malformed", () => {
+    const paced = grpcError(Status.RESOURCE_EXHAUSTED, "paced", "partner.channel_rate_limited");
+    paced.metadata.set("retry-after", "3");
+    expect(apiErrorFromGrpc(paced, { idempotencyKey: "k", howToCheck: "x" })).toMatchObject({
+      status: 429,
+      options: { code: "partner.channel_rate_limited", headers: { "retry-after": "3" } },
+    });
+    const plain = grpcError(Status.RESOURCE_EXHAUSTED, "throttled", "partner.channel_rate_limited");
+    expect(apiErrorFromGrpc(plain).options.headers).toBeUndefined();
+    const garbled = grpcError(Status.RESOURCE_EXHAUSTED, "paced", "partner.channel_rate_limited");
+    garbled.metadata.set("retry-after", "0.5");
+    expect(apiErrorFromGrpc(garbled).options.headers).toBeUndefined();
+    const notFound = grpcError(Status.NOT_FOUND, "gone", "pet.not_found");
+    notFound.metadata.set("retry-after", "3");
+    expect(apiErrorFromGrpc(notFound).options.headers).toBeUndefined();
+  });
+
   it("treats a non-gRPC failure as internal", () => {
     expect(apiErrorFromGrpc(new TypeError("boom")).status).toBe(500);
   });

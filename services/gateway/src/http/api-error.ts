@@ -1,7 +1,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { DomainError } from "@platform/service-kit/errors";
 import { DownstreamUnreachableError } from "@platform/service-kit/fail-fast-client";
-import { statusForErrorKind } from "@platform/service-kit/grpc-server";
+import { RETRY_AFTER_METADATA, statusForErrorKind } from "@platform/service-kit/grpc-server";
 
 /**
  * The one error the gateway's HTTP layer throws. `status` is the HTTP status; `code` a stable
@@ -48,6 +48,7 @@ export const httpStatusForErrorCode: Record<string, number> = {
   "idempotency.key_reused": 422,
   "webhook.version_mismatch": 412,
   "usage.version_mismatch": 412,
+  "tenant.version_mismatch": 412,
 };
 
 /** Seconds a caller should wait before retrying a 503 caused by a downstream outage. */
@@ -131,8 +132,13 @@ export function apiErrorFromGrpc(error: unknown, mutation?: MutationRetry): ApiE
     });
   }
   if (status >= 500) return new ApiError(status, "internal error", { cause: error });
+  // A refusal that lifts by itself says when (a DomainError's retryAfterSeconds): Retry-After.
+  const retryAfter = status === 429 ? error.metadata?.get(RETRY_AFTER_METADATA)[0] : undefined;
   return new ApiError(status, error.details ?? "request failed", {
     ...(typeof code === "string" ? { code } : {}),
+    ...(typeof retryAfter === "string" && /^[1-9][0-9]{0,8}$/.test(retryAfter)
+      ? { headers: { "retry-after": retryAfter } }
+      : {}),
     cause: error,
   });
 }

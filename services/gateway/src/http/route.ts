@@ -71,6 +71,8 @@ export const OTHER_SUCCESS = Symbol("otherSuccess");
 export interface TenantRoute extends RouteRow<TenantRouteDeps> {
   surface: "tenant";
   scope: Scope;
+  /** Other scopes that also admit a key to this route (any one of `scope` and these is enough). */
+  alsoScopes?: readonly Scope[];
   /** Mutations require an Idempotency-Key. */
   mutation: boolean;
   /**
@@ -114,6 +116,9 @@ export interface CatalogRoute extends RouteRow<CatalogRouteDeps> {
 }
 
 export type Route = TenantRoute | CatalogRoute;
+
+/** Every scope that admits a key to a tenant route: its own, then the others it accepts. */
+export const acceptedScopesOf = (route: TenantRoute): Scope[] => [route.scope, ...(route.alsoScopes ?? [])];
 
 /** The status the router sends for what a row's handler answered. */
 export function successStatusOf(route: Route, answered: void | typeof OTHER_SUCCESS): number {

@@ -11,6 +11,7 @@ import { catalogRoutes, tenantRoutes } from "./index.js";
 import { notificationSchemas } from "./notifications/schemas.js";
 import { pollSchemas } from "./polls/schemas.js";
 import { tenantSchemas } from "./tenant/schemas.js";
+import { channelSchemas } from "./channel/schemas.js";
 import { usageSchemas } from "./usage/schemas.js";
 import { webhookSchemas } from "./webhooks/schemas.js";
 
@@ -43,6 +44,9 @@ export function catalogOpenApi(options: DocumentOptions) {
 /** What each capability's tag says; a table of routes with a new tag adds a line here. */
 const capabilities: Record<string, string> = {
   tenant: "The tenant record.",
+  channel:
+    "The tenant's own WhatsApp number: its Business Account, phone number id, sealed access token, templates, " +
+    "throughput and STOP / START keywords; the number's status and quality rating as last checked.",
   usage: "Monthly token usage and its caps.",
   activation:
     "Activation (provisioning, validation, live, or stalled with blocking reasons) and the capability report.",
@@ -81,6 +85,7 @@ export function tenantOpenApi(options: DocumentOptions) {
     schemas: {
       ...pollSchemas,
       ...tenantSchemas,
+      ...channelSchemas,
       ...activationSchemas,
       ...usageSchemas,
       ...notificationSchemas,

@@ -1,6 +1,7 @@
 import type { CatalogRoute, Route, TenantRoute } from "../http/route.js";
 import { activationRoutes } from "./activation/routes.js";
 import { catalogRoutes } from "./catalog/routes.js";
+import { channelRoutes } from "./channel/routes.js";
 import { consoleRoutes } from "./console/routes.js";
 import { notificationRoutes } from "./notifications/routes.js";
 import { pollRoutes } from "./polls/routes.js";
@@ -13,6 +14,7 @@ export { catalogRoutes };
 /** Every tenant-interface route: one table per capability. */
 export const tenantRoutes: TenantRoute[] = [
   ...tenantRecordRoutes,
+  ...channelRoutes,
   ...usageRoutes,
   ...activationRoutes,
   ...notificationRoutes,

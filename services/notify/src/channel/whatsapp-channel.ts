@@ -1,4 +1,9 @@
-import type { ChannelOutcome, ChannelProvider, OutboundTemplateMessage } from "../domain/channel-provider.js";
+import type {
+  ChannelOutcome,
+  ChannelProvider,
+  ChannelRoute,
+  OutboundTemplateMessage,
+} from "../domain/channel-provider.js";
 import type { NotificationType } from "../domain/notification.js";
 import { channelFailureFor } from "./whatsapp-errors.js";
 
@@ -11,9 +16,14 @@ export interface WhatsAppTemplate {
 export interface WhatsAppOptions {
   /** e.g. https://graph.facebook.com/v21.0 (no trailing slash needed). */
   baseUrl: string;
-  phoneNumberId: string;
+  /**
+   * The process-wide fallback number and token (WHATSAPP_PHONE_NUMBER_ID / WHATSAPP_ACCESS_TOKEN),
+   * for tenants without a connected channel; absent: such a tenant's send is refused as
+   * partner.channel_not_ready (nothing is sent).
+   */
+  phoneNumberId?: string | undefined;
   /** A system-user access token; sent as a bearer token, never logged. */
-  accessToken: string;
+  accessToken?: string | undefined;
   templates: Record<NotificationType, WhatsAppTemplate>;
   timeoutMs: number;
 }
@@ -56,21 +66,29 @@ function causeCode(error: unknown): string | undefined {
  * (timeout, reset, 5xx without an error object, a reply we cannot read) is unknown.
  */
 export function createWhatsAppChannel(options: WhatsAppOptions): ChannelProvider {
-  const url = `${options.baseUrl.replace(/\/+$/, "")}/${encodeURIComponent(options.phoneNumberId)}/messages`;
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const fallback: ChannelRoute | undefined =
+    options.phoneNumberId && options.accessToken
+      ? { phoneNumberId: options.phoneNumberId, accessToken: options.accessToken, templates: {} }
+      : undefined;
   return {
     name: "whatsapp",
-    async send(message): Promise<ChannelOutcome> {
+    async send(message, route): Promise<ChannelOutcome> {
+      // The tenant's own number and token; else the process-wide fallback; else nothing to send from.
+      const from = route ?? fallback;
+      if (!from) return { kind: "failed", code: "partner.channel_not_ready", providerCode: "no_channel" };
+      const template = from.templates[message.type] ?? options.templates[message.type];
       let response: Response;
       let text: string;
       try {
-        response = await fetch(url, {
+        response = await fetch(`${base}/${encodeURIComponent(from.phoneNumberId)}/messages`, {
           method: "POST",
           headers: {
-            authorization: `Bearer ${options.accessToken}`,
+            authorization: `Bearer ${from.accessToken}`,
             "content-type": "application/json",
             accept: "application/json",
           },
-          body: JSON.stringify(templateMessageBody(message, options.templates[message.type])),
+          body: JSON.stringify(templateMessageBody(message, template)),
           signal: AbortSignal.timeout(options.timeoutMs),
         });
         text = await response.text();

@@ -23,3 +23,16 @@ const byCode = new Map<number, ChannelFailureCode>(table.flatMap(([code, list]) 
 export function channelFailureFor(providerCode: number): ChannelFailureCode {
   return byCode.get(providerCode) ?? "partner.channel_send_failed";
 }
+
+/**
+ * The catalogue code of a `failed` status callback (the message was accepted, then not delivered):
+ * the same table where a code says why, else notification.delivery_failed (the provider's own code
+ * is kept for operators, never shown to partners).
+ */
+export function deliveryFailureFor(providerCode: string | null): string {
+  const code = providerCode === null ? NaN : Number(providerCode);
+  const mapped = Number.isInteger(code) ? byCode.get(code) : undefined;
+  return mapped === undefined || mapped === "service.unavailable" || mapped === "partner.channel_send_failed"
+    ? "notification.delivery_failed"
+    : mapped;
+}

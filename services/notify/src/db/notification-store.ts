@@ -12,6 +12,7 @@ import {
   type AllowanceThreshold,
 } from "../domain/testing-allowance.js";
 import { TenantNotFoundError } from "../domain/tenant.js";
+import { ChannelPacedError, gcraParameters, PACED_SQLSTATE, type Pace } from "../domain/pacing.js";
 import type { EventOutbox } from "./event-outbox.js";
 
 /** The code an unknown outcome carries in the work ledger (code catalogue). */
@@ -21,7 +22,9 @@ export const OUTCOME_UNKNOWN_CODE = "partner.action_outcome_unknown";
  * Notification commands in two transactions around the provider call (the call itself cannot
  * be inside a database transaction), each one statement, so a send costs two commits:
  *   record   (tx1) claim the Idempotency-Key, check the tenant, the opt-outs and the testing
- *                  allowance, insert the command (dispatching) and its transcript entry (unknown).
+ *                  allowance, insert the command (dispatching) and its transcript entry (unknown),
+ *                  and take a slot of the number's pace (domain/pacing.ts); over the pace the
+ *                  statement raises and all of it rolls back.
  *   complete (tx2) record the provider's answer: command and transcript state, the provider's
  *                  message id, and the key's result (sent, unknown) or its release (refused).
  * A claim whose holder died between the two is settled as unknown by the next retry; the
@@ -54,6 +57,8 @@ export interface NewSend {
   testingAllowance: number;
   /** The send's trace context: carried by the allowance threshold events it announces. */
   traceparent?: string | undefined;
+  /** The number the send goes through and its pace (domain/pacing.ts); absent: not paced. */
+  pace?: Pace | undefined;
 }
 
 export type RecordResult =
@@ -72,14 +77,17 @@ export interface ExistingClaim {
 export interface TranscriptEntry {
   seq: string;
   id: string;
+  /** "" for a customer's inbound message (type "inbound", state "received"). */
   notificationId: string;
   type: string;
   text: string;
-  state: DeliveryState;
+  state: DeliveryState | "received";
   actorReference: string;
   delegationReference: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** The notification's delivery status (domain/delivery-status.ts); null while its outcome is unknown. */
+  deliveryStatus: string | null;
 }
 
 export interface NotificationStore {
@@ -124,22 +132,26 @@ interface TranscriptRow {
   notification_id: string;
   type: string;
   text: string;
-  state: DeliveryState;
+  state: DeliveryState | "received";
   actor_reference: string;
   delegation_reference: string | null;
   created_at: Date;
   updated_at: Date;
+  delivery_status: string | null;
 }
 
 const recordSendSql = preparedStatement(
   "notify_record_send",
-  "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 
 const outcomeSql = preparedStatement(
   "notify_send_outcome",
   `with command as (
-             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now()
+             update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now(),
+               delivery_status = ?::text,
+               accepted_at = case when ?::text = 'accepted' then now() else accepted_at end,
+               failed_at = case when ?::text = 'failed' then now() else failed_at end
              where id = ? and state in ('dispatching', 'unknown')
              returning tenant_id, counted, month
            ), provider as (
@@ -204,6 +216,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         });
       const warn = threshold("80_percent");
       const full = threshold("100_percent");
+      const gcra = send.pace && gcraParameters(send.pace);
       const rows = await queryRows<{
         outcome: RecordOutcome;
         recorded_at: Date;
@@ -233,7 +246,15 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         full?.subject ?? "",
         full ? Buffer.from(full.payload) : Buffer.alloc(0),
         send.traceparent ?? null,
-      ]);
+        send.pace?.key ?? "",
+        gcra?.intervalSeconds ?? 0,
+        gcra?.toleranceSeconds ?? 0,
+      ]).catch((error: unknown) => {
+        // Over the number's pace: record_send raised, so nothing of this send was committed.
+        if ((error as { code?: unknown }).code === PACED_SQLSTATE)
+          throw new ChannelPacedError(Number((error as { detail?: unknown }).detail));
+        throw error;
+      });
       const { outcome, recorded_at: createdAt, month_sends: monthSends, announced } = rows[0]!;
       if (announced > 0) events!.kick();
       switch (outcome) {
@@ -261,6 +282,10 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async complete(send, outcome, provider, result) {
       const state: DeliveryState = outcome.kind;
       const refused = outcome.kind === "failed";
+      // The delivery status starts here (domain/delivery-status.ts): accepted when the channel took
+      // the message, failed when it refused it; unknown has none until a callback says more.
+      const deliveryStatus = outcome.kind === "sent" ? "accepted" : outcome.kind === "failed" ? "failed" : null;
+      const occurredAt = new Date();
       // One statement in its own explicit transaction (BEGIN, statement, COMMIT), not autocommitted:
       // if notify dies while the statement waits, the outcome is not recorded and the key settles
       // as unknown (an autocommitted statement would still commit without us; gateway test
@@ -272,13 +297,15 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
       const entry = events?.entryOf({
         type: `notification.${state}`,
         tenantId: send.tenantId,
-        occurredAt: new Date(),
+        occurredAt,
         object: {
           notification_id: send.notificationId,
           type: result.type,
           state,
+          // notification.failed is a partner event (the webhooks catalog): the same snapshot as a
+          // failure the provider reports later (status, reason_code, failed_at).
           ...(outcome.kind === "failed"
-            ? { reason_code: outcome.code }
+            ? { status: "failed", reason_code: outcome.code, failed_at: occurredAt.toISOString() }
             : state === "unknown"
               ? { reason_code: OUTCOME_UNKNOWN_CODE }
               : {}),
@@ -290,6 +317,9 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           state,
           refused ? outcome.code : null,
           refused ? outcome.providerCode : null,
+          deliveryStatus,
+          deliveryStatus,
+          deliveryStatus,
           send.notificationId,
           send.notificationId,
           provider,
@@ -364,13 +394,49 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
     async listTranscript(tenantId, recipient, limit, beforeSeq) {
       const tenant = await db("tenants").first<{ id: string } | undefined>("id").where({ id: tenantId });
       if (!tenant) throw new TenantNotFoundError();
-      const query = db("conversation_messages")
-        .where({ tenant_id: tenantId, recipient })
+      // The notifications sent to the customer, each with its delivery status (provider callbacks
+      // keep it current), and the customer's keyword messages (STOP, START: channel-callbacks.ts),
+      // one sequence, newest first.
+      const outbound = db("conversation_messages as m")
+        .leftJoin("notification_commands as c", "c.id", "m.notification_id")
+        .select(
+          "m.seq",
+          "m.id",
+          "m.notification_id",
+          "m.type",
+          "m.text",
+          "m.state",
+          "m.actor_reference",
+          "m.delegation_reference",
+          "m.created_at",
+          "m.updated_at",
+          "c.delivery_status",
+        )
+        .where({ "m.tenant_id": tenantId, "m.recipient": recipient });
+      const inbound = db("inbound_messages")
+        .select(
+          "seq",
+          "id",
+          db.raw("'' as notification_id"),
+          db.raw("'inbound' as type"),
+          "text",
+          db.raw("'received' as state"),
+          db.raw("'customer' as actor_reference"),
+          db.raw("null as delegation_reference"),
+          "created_at",
+          db.raw("created_at as updated_at"),
+          db.raw("null as delivery_status"),
+        )
+        .where({ tenant_id: tenantId, recipient });
+      if (beforeSeq !== undefined) {
+        outbound.andWhere("m.seq", "<", beforeSeq);
+        inbound.andWhere("seq", "<", beforeSeq);
+      }
+      const rows = await db
+        .select<TranscriptRow[]>("*")
+        .from(outbound.unionAll(inbound, true).as("transcript"))
         .orderBy("seq", "desc")
         .limit(limit);
-      const rows = await (beforeSeq === undefined ? query : query.andWhere("seq", "<", beforeSeq)).select<
-        TranscriptRow[]
-      >("*");
       return rows.map((row) => ({
         seq: String(row.seq),
         id: row.id,
@@ -382,6 +448,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         delegationReference: row.delegation_reference,
         createdAt: row.created_at,
         updatedAt: row.updated_at,
+        deliveryStatus: row.delivery_status,
       }));
     },
   };

@@ -39,11 +39,27 @@ export type ChannelOutcome =
   /** No usable answer (timeout, reset, garbled reply): the message may or may not have gone out. */
   | { kind: "unknown"; reason: string };
 
+/**
+ * The tenant's own number to send from (its connected channel, the token opened): its phone number
+ * id, bearer token and the templates it set (types it did not set use the configured defaults).
+ */
+export interface ChannelRoute {
+  phoneNumberId: string;
+  accessToken: string;
+  /** The number's throughput, which pacing holds every replica's sends to (domain/pacing.ts). */
+  messagesPerSecond?: number;
+  templates: Partial<Record<NotificationType, { name: string; language: string }>>;
+}
+
 export interface ChannelProvider {
   /** "sandbox" or "whatsapp": a metric label and a log field. */
   readonly name: string;
-  /** Never throws: every failure is one of the outcomes. Called at most once per notification. */
-  send(message: OutboundTemplateMessage): Promise<ChannelOutcome>;
+  /**
+   * Never throws: every failure is one of the outcomes. Called at most once per notification.
+   * `route`: the tenant's connected number; without one the provider's process-wide fallback
+   * (WHATSAPP_PHONE_NUMBER_ID / WHATSAPP_ACCESS_TOKEN), or a channel_not_ready refusal when it has none.
+   */
+  send(message: OutboundTemplateMessage, route?: ChannelRoute): Promise<ChannelOutcome>;
 }
 
 export class ChannelRefusedError extends DomainError {

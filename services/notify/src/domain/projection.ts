@@ -80,6 +80,8 @@ const subjects: Record<string, [kind: string, idField: string]> = {
   "notification.sent": ["notification", "notification_id"],
   "notification.unknown": ["notification", "notification_id"],
   "notification.failed": ["notification", "notification_id"],
+  "notification.delivered": ["notification", "notification_id"],
+  "notification.read": ["notification", "notification_id"],
   "webhook.endpoint_dead_lettered": ["webhook_endpoint", "endpoint_id"],
   "webhook.endpoint_resumed": ["webhook_endpoint", "endpoint_id"],
   "webhook.endpoint_created": ["webhook_endpoint", "endpoint_id"],
@@ -103,6 +105,8 @@ const subjects: Record<string, [kind: string, idField: string]> = {
   "usage.threshold_crossed": ["usage", "month"],
   "usage.testing_allowance_threshold_crossed": ["usage", "month"],
   "tenant.plan_changed": ["tenant", "tenant_id"],
+  "recipient.opted_out": ["recipient", "recipient_ref"],
+  "recipient.opted_in": ["recipient", "recipient_ref"],
 };
 
 export function projectEvent(event: ProjectedEvent): Projection {
@@ -113,6 +117,7 @@ export function projectEvent(event: ProjectedEvent): Projection {
   if (event.type === "tenant.validation_failed") reasonCode ||= firstBlockingCode(object);
   const state =
     token(object, "state") ||
+    (event.type.startsWith("notification.") ? token(object, "status") : "") ||
     (event.type === "usage.threshold_crossed" || event.type === "usage.testing_allowance_threshold_crossed"
       ? token(object, "threshold")
       : "");

@@ -9,14 +9,13 @@ import type { Knex } from "@platform/service-kit/postgres";
 import { snapshotOf, type ActivationRepository, type StoredActivation } from "../db/activation-repository.js";
 import {
   blockingReasonsOf,
-  reportCapabilityCheck,
   startActivation,
   validateCapabilityReport,
-  type ActivationEvent,
   type ActivationState,
 } from "../domain/activation.js";
 import { requireTenantId } from "../domain/tenant.js";
-import { appendEvents, type EventOutbox } from "../db/event-outbox.js";
+import type { EventOutbox } from "../db/event-outbox.js";
+import { appendActivationEvents, applyCapabilityReport, saveCapabilityReport } from "../db/capability-reports.js";
 import { notifyMutations } from "./notify-mutations.js";
 
 const iso = (date: Date | null) => (date ? date.toISOString() : "");
@@ -88,21 +87,7 @@ export interface ActivationServiceDeps {
   now?: () => Date;
 }
 
-/** Appends the events of one change, in order, in the change's transaction; returns how many. */
-export function appendActivationEvents(
-  trx: Knex.Transaction,
-  events: EventOutbox,
-  tenantId: string,
-  list: readonly ActivationEvent[],
-  now: Date,
-  traceparent?: string,
-): Promise<number> {
-  return appendEvents(
-    trx,
-    events,
-    list.map((event) => ({ type: event.type, tenantId, occurredAt: now, object: event.object, traceparent })),
-  );
-}
+export { appendActivationEvents, applyCapabilityReport, saveCapabilityReport };
 
 /** notify.v1.ActivationService: activation, its manifest, capability checks and their report. */
 export function createActivationService(deps: ActivationServiceDeps): UnaryHandlers<typeof ActivationServiceService> {
@@ -140,10 +125,7 @@ export function createActivationService(deps: ActivationServiceDeps): UnaryHandl
         }),
       async effect(trx, { tenantId, prepared: report }) {
         const at = now();
-        const before = await deps.activation.lock(trx, tenantId);
-        const result = reportCapabilityCheck(snapshotOf(before, required), report, at);
-        await deps.activation.saveCapability(trx, tenantId, result.capability);
-        if (result.changed) await deps.activation.saveTenant(trx, before, result, at, result.channelReady);
+        const result = await saveCapabilityReport(trx, deps.activation, required, tenantId, report, at);
         return { result, at, stored: await deps.activation.lock(trx, tenantId) };
       },
       record: (trx, { result, at }, { tenantId, call }) =>

@@ -2,7 +2,10 @@ import { Counter, Histogram, type Registry } from "prom-client";
 
 /** What notify counts about notifications, on its /metrics. */
 export interface NotificationMetrics {
-  /** outcome: sent, unknown, failed (the provider refused), refused (a precondition failed). */
+  /**
+   * outcome: sent, unknown, failed (the provider refused), refused (a precondition failed), paced
+   * (over the number's throughput: nothing recorded).
+   */
   notifications: Counter<"type" | "outcome">;
   /** One provider request, labelled by provider and outcome (sent, unknown, failed). */
   providerSeconds: Histogram<"provider" | "outcome">;
@@ -12,7 +15,7 @@ export function createNotificationMetrics(registry: Registry): NotificationMetri
   return {
     notifications: new Counter({
       name: "notify_notifications_total",
-      help: "Notification sends by type and outcome (sent, unknown, failed, refused); replays are not counted.",
+      help: "Notification sends by type and outcome (sent, unknown, failed, refused, paced); replays are not counted.",
       labelNames: ["type", "outcome"],
       registers: [registry],
     }),

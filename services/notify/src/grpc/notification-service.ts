@@ -15,7 +15,13 @@ import {
 import type { Logger } from "@platform/service-kit/logger";
 import { operationOf } from "@platform/service-kit/mutation";
 import type { NotificationStore, StoredSend } from "../db/notification-store.js";
-import { refusalError, type ChannelOutcome, type ChannelProvider } from "../domain/channel-provider.js";
+import {
+  refusalError,
+  type ChannelOutcome,
+  type ChannelProvider,
+  type ChannelRoute,
+} from "../domain/channel-provider.js";
+import { ChannelNotReadyError } from "../domain/send-preconditions.js";
 import {
   ActionOutcomeUnknownError,
   canonicalNotification,
@@ -35,6 +41,7 @@ import type { NotificationMetrics } from "./notification-metrics.js";
 import { inSpan, noTracing, SpanKind, SpanStatusCode, type Tracer } from "@platform/service-kit/tracing";
 import { allowanceView } from "../domain/testing-allowance.js";
 import { toProtoAllowance } from "./tenant-service.js";
+import { ChannelPacedError, type PaceOf } from "../domain/pacing.js";
 
 /**
  * The send is notify's one mutation not declared with service-kit's declareMutation (mutation.ts):
@@ -58,6 +65,18 @@ export interface NotificationServiceDeps {
   testingAllowance: number;
   /** Spans around the provider call (no-op by default and when tracing is off). */
   tracer?: Tracer;
+  /**
+   * Which number a tenant's send goes through and its pace (domain/pacing.ts); absent or
+   * undefined for a tenant: not paced.
+   */
+  pace?: PaceOf;
+  /**
+   * The tenant's own number to send from (its connected channel, token opened); undefined when it
+   * connected none (the provider's process-wide fallback applies). Absent: always the fallback.
+   */
+  channelRoute?: (tenantId: string) => Promise<ChannelRoute | undefined>;
+  /** Why the tenant's messaging channel is not ready (the failing check's reason code), for the 409's detail. */
+  channelReason?: (tenantId: string) => Promise<string | null>;
 }
 
 function inputFrom(request: SendNotificationRequest) {
@@ -139,6 +158,7 @@ export function createNotificationService(
     requestId: string,
     logger: Logger,
     traceparent: string | undefined,
+    route: ChannelRoute | undefined,
   ): Promise<SendNotificationResponse | "claimed"> {
     const owner = randomUUID();
     const notificationId = newNotificationId();
@@ -162,10 +182,13 @@ export function createNotificationService(
         ttlMs: deps.ttlMs,
         testingAllowance: deps.testingAllowance,
         traceparent,
+        pace: await deps.pace?.(tenantId, route),
       });
     } catch (error) {
       if (error instanceof DomainError) {
-        deps.metrics.notifications.inc({ type: notification.type, outcome: "refused" });
+        // paced: over the number's throughput (domain/pacing.ts); refused: a precondition failed.
+        const outcome = error instanceof ChannelPacedError ? "paced" : "refused";
+        deps.metrics.notifications.inc({ type: notification.type, outcome });
         logger.info({ type: notification.type, code: error.code }, "notification refused");
       }
       throw error;
@@ -188,13 +211,16 @@ export function createNotificationService(
         },
       },
       async (span) => {
-        const outcome: ChannelOutcome = await deps.provider.send({
-          notificationId,
-          recipient: notification.recipient,
-          type: notification.type,
-          parameters: renderParameters(notification),
-          text,
-        });
+        const outcome: ChannelOutcome = await deps.provider.send(
+          {
+            notificationId,
+            recipient: notification.recipient,
+            type: notification.type,
+            parameters: renderParameters(notification),
+            text,
+          },
+          route,
+        );
         span.setAttribute("notify.send.outcome", outcome.kind);
         if (outcome.kind === "failed") span.setAttribute("notify.send.error_code", outcome.code);
         if (outcome.kind !== "sent") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.kind });
@@ -246,6 +272,18 @@ export function createNotificationService(
     return response;
   }
 
+  /** A channel_not_ready refusal names the failing check's reason code (code catalogue), when there is one. */
+  async function withChannelReason(tenantId: string, error: unknown): Promise<unknown> {
+    if (!(error instanceof DomainError) || error.code !== "partner.channel_not_ready" || !deps.channelReason) {
+      return error;
+    }
+    const reason = await deps.channelReason(tenantId).catch(() => null);
+    if (!reason) return error;
+    return new ChannelNotReadyError(
+      `the tenant's messaging channel cannot send right now (reason: ${reason}); nothing was sent. GET /capabilities has the check`,
+    );
+  }
+
   return {
     async sendNotification(request, { requestId, logger, traceparent }) {
       const tenantId = requireTenantId(request.tenantId);
@@ -253,11 +291,17 @@ export function createNotificationService(
       const key = request.idempotencyKey;
       const fingerprint = fingerprintOf(SEND_OPERATION, canonicalNotification(notification));
       // A released key (the first attempt was refused) is claimed afresh; bounded, never a spin.
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const sent = await dispatch(tenantId, key, notification, fingerprint, requestId, logger, traceparent);
-        if (sent !== "claimed") return sent;
-        const repeat = await answerRepeat(tenantId, key, fingerprint, logger, traceparent);
-        if (repeat !== "released") return repeat;
+      try {
+        // The tenant's own number and token (a connected channel), read before anything is recorded.
+        const route = await deps.channelRoute?.(tenantId);
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const sent = await dispatch(tenantId, key, notification, fingerprint, requestId, logger, traceparent, route);
+          if (sent !== "claimed") return sent;
+          const repeat = await answerRepeat(tenantId, key, fingerprint, logger, traceparent);
+          if (repeat !== "released") return repeat;
+        }
+      } catch (error) {
+        throw await withChannelReason(tenantId, error);
       }
       throw new IdempotencyInProgressError();
     },
@@ -269,6 +313,7 @@ export function createNotificationService(
       const read = await deps.store.listTranscript(tenantId, recipient, limit + 1, decodeSeqCursor(request.cursor));
       const page = toSeqPage(read, limit);
       const messages: ConversationMessage[] = page.entries.map((entry) => ({
+        // An inbound entry (a customer's STOP / START) has no notification: notificationId "".
         id: entry.id,
         notificationId: entry.notificationId,
         type: entry.type,
@@ -278,6 +323,7 @@ export function createNotificationService(
         delegationReference: entry.delegationReference ?? undefined,
         createdAt: entry.createdAt.toISOString(),
         updatedAt: entry.updatedAt.toISOString(),
+        deliveryStatus: entry.deliveryStatus ?? "",
       }));
       return { messages, nextCursor: page.nextCursor };
     },

@@ -10,7 +10,7 @@ import {
 } from "./event-catalog.js";
 
 describe("the event catalog", () => {
-  it("lists the ten types of spec 6.3 and issue 22's two with their emission status, all subscribable", () => {
+  it("lists the ten types of spec 6.3, issue 22's two and issue 32's three with their emission status, all subscribable", () => {
     const subscribable = eventCatalog.filter((event) => event.subscribable);
     expect(subscribable.map((event) => [event.type, event.emission])).toEqual([
       ["conversation.started", "emitted"],
@@ -25,6 +25,9 @@ describe("the event catalog", () => {
       ["tenant.activated", "emitted"],
       ["tenant.plan_changed", "emitted"],
       ["tenant.validation_failed", "emitted"],
+      ["notification.delivered", "emitted"],
+      ["notification.read", "emitted"],
+      ["notification.failed", "emitted"],
     ]);
   });
 

@@ -1,6 +1,6 @@
 /**
  * The event catalog of spec 6.3: the ten event types (and issue 22's tenant.plan_changed and
- * usage.testing_allowance_threshold_crossed) with their emission status and the five
+ * usage.testing_allowance_threshold_crossed, issue 32's notification.delivered|read|failed) with their emission status and the five
  * coming-soon types that are published but cannot be subscribed to; and the endpoint filters over
  * it (exact types or a family wildcard such as `capability.*`).
  */
@@ -63,6 +63,17 @@ export const eventCatalog: readonly EventType[] = Object.freeze([
     "tenant.validation_failed",
     "emitted",
     "activation stalled on a failed capability check; the snapshot names the failing step",
+  ),
+  entry(
+    "notification.delivered",
+    "emitted",
+    "the channel reports a notification reached the customer's device (once per notification; also when only its read is reported)",
+  ),
+  entry("notification.read", "emitted", "the channel reports the customer read a notification (once per notification)"),
+  entry(
+    "notification.failed",
+    "emitted",
+    "a notification did not reach the customer: the channel refused it at send, or reported it failed later (once per notification; reason_code says why)",
   ),
   entry("channel.disconnected", "coming_soon", "the messaging channel disconnected"),
   entry("channel.quality_changed", "coming_soon", "the messaging channel's quality rating changed"),

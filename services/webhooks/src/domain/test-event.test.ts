@@ -9,7 +9,7 @@ describe("test events", () => {
   it("covers exactly the subscribable types of the catalog", () => {
     const subscribable = eventCatalog.filter((event) => event.subscribable).map((event) => event.type);
     expect([...testableEventTypes].sort()).toEqual([...subscribable].sort());
-    expect(testableEventTypes).toHaveLength(12);
+    expect(testableEventTypes).toHaveLength(15);
   });
 
   it.each(testableEventTypes)("builds a snake_case snapshot with ids and a state or code for %s", (type) => {

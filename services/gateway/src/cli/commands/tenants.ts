@@ -1,5 +1,7 @@
 /** Tenants in notify: created, read, moved between plans, activated, their channel readied. */
+import { randomUUID } from "node:crypto";
 import { ChannelState, TenantPlan } from "@platform/proto/notify/v1";
+import { channelToJson } from "../../routes/channel/json.js";
 import { tenantToJson } from "../../routes/representations.js";
 import { UsageError } from "../errors.js";
 import { reachNotify, tenantFromNotify } from "../reach-service.js";
@@ -7,6 +9,22 @@ import { adminCommand } from "../resources.js";
 
 const plans = { testing: TenantPlan.TENANT_PLAN_TESTING, commercial: TenantPlan.TENANT_PLAN_COMMERCIAL };
 const channelStates = { ready: ChannelState.CHANNEL_STATE_READY, not_ready: ChannelState.CHANNEL_STATE_NOT_READY };
+
+/** `--template reminder=appointment_reminder:en_US` (repeatable as a comma list). */
+function templateOf(text: string): { type: string; name: string; language: string } {
+  const match = /^([a-z_]+)=([a-z0-9_]+):([A-Za-z_]+)$/.exec(text);
+  if (!match)
+    throw new UsageError(
+      `--template ${JSON.stringify(text)} must be TYPE=NAME:LANG (reminder=appointment_reminder:en_US)`,
+    );
+  return { type: match[1]!, name: match[2]!, language: match[3]! };
+}
+
+function messagesPerSecondOf(text: string): number {
+  if (!/^[1-9][0-9]{0,3}$/.test(text))
+    throw new UsageError("--messages-per-second must be a whole number from 1 to 1000");
+  return Number(text);
+}
 
 /** notify's int64 `expectedVersion`, as its decimal text. */
 function expectedVersionOf(text: string): string {
@@ -69,12 +87,48 @@ export const tenantCommands = [
     },
   }),
   adminCommand({
+    name: "tenant channel connect",
+    options: {
+      id: { type: "string", required: true, value: "ID" },
+      waba: { type: "string", required: true, value: "WABA_ID" },
+      phoneNumberId: { type: "string", required: true, value: "PHONE_NUMBER_ID" },
+      token: { type: "string", required: true, value: "ACCESS_TOKEN" },
+      template: { type: "string", list: true, value: "TYPE=NAME:LANG" },
+      messagesPerSecond: { type: "string", value: "N", parse: messagesPerSecondOf },
+      stopKeywords: { type: "string", list: true, value: "WORD" },
+      startKeywords: { type: "string", list: true, value: "WORD" },
+      expectedVersion: { type: "string", value: "N", parse: expectedVersionOf },
+    },
+    does: "connects (or replaces) the tenant's own WhatsApp number: its token is sealed, never printed; prints the channel (the number as the Cloud API reads it)",
+    needs: "--id ID --waba WABA_ID --phone-number-id PHONE_NUMBER_ID --token ACCESS_TOKEN",
+    async run(options, resources) {
+      const request = {
+        tenantId: options.id,
+        // One connect per command line: a retry of the same command is a new connect (idempotent in effect).
+        idempotencyKey: `cli-${randomUUID()}`,
+        wabaId: options.waba,
+        phoneNumberId: options.phoneNumberId,
+        accessToken: options.token,
+        templates: options.template.map(templateOf),
+        messagesPerSecond: options.messagesPerSecond,
+        stopKeywords: options.stopKeywords,
+        startKeywords: options.startKeywords,
+        expectedVersion: options.expectedVersion,
+        actor: "admin:cli",
+      };
+      const answer = await reachNotify(resources, options.id, () =>
+        resources.notify().connectChannel(request, resources.call()),
+      );
+      return { ...channelToJson(answer.channel), created: answer.created, tenantVersion: Number(answer.tenantVersion) };
+    },
+  }),
+  adminCommand({
     name: "tenant channel",
     options: {
       id: { type: "string", required: true, value: "ID" },
       state: { type: "string", required: true, choices: ["ready", "not_ready"] },
     },
-    does: "sets the tenant's channel readiness",
+    does: "sets the tenant's channel readiness by hand (the operator's override; a connected number's checks set it too)",
     async run({ id: tenantId, state }, resources) {
       return tenantFromNotify(resources, tenantId, () =>
         resources.notify().setChannelState({ tenantId, state: channelStates[state] }, resources.call()),

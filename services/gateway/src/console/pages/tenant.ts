@@ -2,6 +2,8 @@ import { TenantPlan } from "@platform/proto/notify/v1";
 import type { ActivationManifest, Capability } from "@platform/proto/notify/v1/activation";
 import type { ActivityItem } from "@platform/proto/notify/v1/projections";
 import type { UsageMonth } from "@platform/proto/notify/v1/usage";
+import type { Channel } from "@platform/proto/notify/v1/channel";
+import { connectedChannel } from "../../routes/tenant/routes.js";
 import type { ConsoleUser } from "../../db/console-store.js";
 import { roleReaches, type ConsoleViewer } from "../../domain/console-role.js";
 import { callService } from "../../http/api-error.js";
@@ -169,6 +171,33 @@ function activitySection(items: ActivityItem[], users: readonly ConsoleUser[]): 
   </div>`;
 }
 
+/** The tenant's own WhatsApp number: what the last check read of it. Never the token. */
+function channelSection(channel: Channel | undefined): SafeHtml {
+  if (!channel) {
+    return html`<p>No WhatsApp number is connected: sends use the platform's number, if it has one.</p>`;
+  }
+  return html`<dl>
+    <dt>Number</dt>
+    <dd>
+      ${channel.displayPhoneNumber || "not read yet"}
+      <span class="muted">(id <code>${channel.phoneNumberId}</code>)</span>
+    </dd>
+    <dt>Display name</dt>
+    <dd>${channel.verifiedName || "—"}</dd>
+    <dt>Quality rating</dt>
+    <dd>${channel.qualityRating || "—"}</dd>
+    <dt>Status</dt>
+    <dd>${channel.status || "—"}</dd>
+    <dt>Last check</dt>
+    <dd>
+      ${channel.checkResult || "never"} ${channel.checkedAt && time(channel.checkedAt)}
+      ${channel.reasonCode && html`<code>${channel.reasonCode}</code>`}
+    </dd>
+    <dt>Throughput</dt>
+    <dd>${channel.messagesPerSecond} messages a second</dd>
+  </dl>`;
+}
+
 function tenantSummary(
   tenant: { name: string; status: string; plan: TenantPlan; channelReady: boolean; createdAt: string },
   viewer: ConsoleViewer,
@@ -189,7 +218,7 @@ function tenantSummary(
   </dl>`;
 }
 
-/** The tenant: usage against its caps, the activation checklist and capability report, the activity feed. */
+/** The tenant: its WhatsApp number, usage against its caps, the activation checklist and capability report, the activity feed. */
 export const tenantPages: SignedInConsoleRoute[] = [
   {
     method: "GET",
@@ -199,18 +228,23 @@ export const tenantPages: SignedInConsoleRoute[] = [
     async handle(request, deps) {
       const { viewer, call } = request;
       const tenantId = viewer.tenantId;
-      const [{ tenant }, { usage }, { manifest }, { capabilities }, { items }, users] = await Promise.all([
+      const [{ tenant }, { usage }, { manifest }, { capabilities }, { items }, users, channel] = await Promise.all([
         callService(deps.notify.getTenant({ tenantId }, call)),
         callService(deps.notify.getUsage({ tenantId }, call)),
         callService(deps.notify.getActivation({ tenantId }, call)),
         callService(deps.notify.getCapabilities({ tenantId }, call)),
         callService(deps.projections.listActivity({ tenantId, limit: ACTIVITY_LIMIT, cursor: "" }, call)),
         deps.store.listUsers(tenantId),
+        callService(connectedChannel(deps, tenantId, call)),
       ]);
       if (!tenant) throw new ConsolePageError(404, "Not found", "This tenant no longer exists.");
       return page(
         "Tenant",
         html`${tenantSummary(tenant, viewer)}
+          <section aria-labelledby="channel-heading">
+            <h2 id="channel-heading">WhatsApp number</h2>
+            ${channelSection(channel)}
+          </section>
           <section aria-labelledby="usage-heading">
             <h2 id="usage-heading">Usage this month</h2>
             ${usageSection(usage)}

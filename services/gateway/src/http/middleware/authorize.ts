@@ -1,6 +1,6 @@
 import type { Middleware } from "koa";
 import { ApiError } from "../api-error.js";
-import { isTenantId, tenantIdOf, type TenantRoute } from "../route.js";
+import { acceptedScopesOf, isTenantId, tenantIdOf, type TenantRoute } from "../route.js";
 import { parseIdempotencyKey } from "./idempotency-key.js";
 
 /** Same detail as notify's tenant.not_found, so an ungranted tenant and a missing one look alike. */
@@ -15,8 +15,9 @@ export const TENANT_NOT_FOUND_DETAIL = "no tenant with this id is available to t
 export function authorize(route: TenantRoute): Middleware {
   return async (ctx, next) => {
     const key = ctx.state.apiKey;
-    if (!key.scopes.includes(route.scope)) {
-      throw new ApiError(403, `this API key lacks the scope ${route.scope}`, { code: "auth.scope_missing" });
+    const accepted = acceptedScopesOf(route);
+    if (!accepted.some((scope) => key.scopes.includes(scope))) {
+      throw new ApiError(403, `this API key lacks the scope ${accepted.join(" or ")}`, { code: "auth.scope_missing" });
     }
     if (!isTenantId(tenantIdOf(ctx))) {
       throw new ApiError(400, "tenantId must be 1-64 characters of A-Z a-z 0-9 _ -", { code: "request.invalid" });

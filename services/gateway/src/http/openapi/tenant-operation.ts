@@ -1,5 +1,5 @@
 import { problemCodes, type ProblemCode } from "../problem.js";
-import { problemCodesOf, TENANT_ID_PATTERN, type TenantRoute } from "../route.js";
+import { acceptedScopesOf, problemCodesOf, TENANT_ID_PATTERN, type TenantRoute } from "../route.js";
 import { everyResponseHeaders, headersForStatus } from "./response-headers.js";
 import { ref } from "./schema-parts.js";
 
@@ -114,9 +114,12 @@ export function tenantOperation(route: TenantRoute) {
     operationId: route.operationId,
     tags: [route.tag],
     summary: route.summary,
-    description: `${route.description} Needs the \`${route.scope}\` scope and a key granted this tenant.`,
-    security: [{ bearerAuth: [route.scope] }],
+    description: `${route.description} Needs the ${acceptedScopesOf(route)
+      .map((scope) => `\`${scope}\``)
+      .join(" or the ")} scope and a key granted this tenant.`,
+    security: acceptedScopesOf(route).map((scope) => ({ bearerAuth: [scope] })),
     "x-required-scope": route.scope,
+    ...(route.alsoScopes ? { "x-accepted-scopes": acceptedScopesOf(route) } : {}),
     parameters: parametersOf(route),
     ...(route.requestSchema
       ? { requestBody: { required: true, content: { "application/json": { schema: ref(route.requestSchema) } } } }

@@ -3,7 +3,7 @@ import { ApiError, callService } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { idempotencyKeyOf, callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { pageParameters, pageQuery } from "../../http/page-query.js";
-import { messageToJson, sendResultToJson } from "./json.js";
+import { messageToJson, notificationToJson, sendResultToJson } from "./json.js";
 
 /**
  * On a first execution by a tenant on the testing plan: where its month's free sends stand after
@@ -26,7 +26,10 @@ const testingAllowanceHeaders = {
 };
 import { toSendNotificationRequest } from "./shapes.js";
 
-/** Seconds a partner should wait after partner.channel_rate_limited before retrying with the same key. */
+/**
+ * Seconds a partner should wait after the provider's own partner.channel_rate_limited (its 130429
+ * and kin) before retrying with the same key; notify's pacing sends its own, computed, Retry-After.
+ */
 export const CHANNEL_RETRY_AFTER_SECONDS = 5;
 
 const tag = "notifications";
@@ -50,7 +53,10 @@ export const notificationRoutes: TenantRoute[] = [
       "says how many free sends are left this UTC month (`X-Testing-Allowance-*`; the tenant record's " +
       "`testingAllowance` at any time); a 409 " +
       "`account.testing_allowance_exhausted` is not remembered by the key: after a move to the commercial " +
-      "plan the same request with the same key sends.",
+      "plan the same request with the same key sends. Sends through one number are paced at its throughput " +
+      "across the whole service: over it the answer is 429 `partner.channel_rate_limited` with the " +
+      "`Retry-After` the pacing computed, nothing is recorded, and the same request with the same key " +
+      "sends once after it.",
     requestSchema: "NotificationRequest",
     responseSchema: "NotificationResult",
     successHeaders: testingAllowanceHeaders,
@@ -76,7 +82,13 @@ export const notificationRoutes: TenantRoute[] = [
           howToCheck: "The notification may have been sent: read the conversation transcript before sending it again",
         });
       } catch (error) {
-        if (error instanceof ApiError && error.options.code === "partner.channel_rate_limited") {
+        // notify's pacing says when its number has room again (the Retry-After it sent); the
+        // provider's own throttling (130429) does not, so the partner is told to wait a few seconds.
+        if (
+          error instanceof ApiError &&
+          error.options.code === "partner.channel_rate_limited" &&
+          error.options.headers?.["retry-after"] === undefined
+        ) {
           throw new ApiError(error.status, error.message, {
             ...error.options,
             headers: { "retry-after": String(CHANNEL_RETRY_AFTER_SECONDS) },
@@ -96,6 +108,42 @@ export const notificationRoutes: TenantRoute[] = [
   },
   {
     surface: "tenant",
+    operationId: "getNotification",
+    method: "GET",
+    path: "/api/v1/tenants/:tenantId/notifications/:notificationId",
+    scope: "notification:send",
+    alsoScopes: ["tenant:read"],
+    mutation: false,
+    tag,
+    summary: "Read a notification's state and delivery status.",
+    description:
+      "The send's `state` (spec 2.4) and the delivery status the channel reports afterwards, which never goes " +
+      "backwards: `accepted` -> `sent` -> `delivered` -> `read`, or `failed` with a catalogue `reasonCode`; each " +
+      "step with its time (null until reached; `read` implies `delivered`). Never the message text or the " +
+      "recipient's number. The same steps are announced as the `notification.delivered`, `notification.read` and " +
+      "`notification.failed` webhook events.",
+    parameters: [
+      {
+        name: "notificationId",
+        in: "path",
+        required: true,
+        description: "The send's `notificationId`.",
+        schema: { type: "string", pattern: "^ntf_[0-9a-f]{24}$" },
+      },
+    ],
+    responseSchema: "NotificationStatus",
+    problems: ["notification.not_found"],
+    async handle(ctx, deps) {
+      const notificationId = String((ctx.params as Record<string, string>).notificationId ?? "");
+      const response = await callService(
+        deps.notify.getNotification({ tenantId: tenantIdOf(ctx), notificationId }, callOptionsOf(ctx)),
+      );
+      if (!response.notification) throw new ApiError(500, "notify answered without the notification");
+      ctx.body = notificationToJson(response.notification);
+    },
+  },
+  {
+    surface: "tenant",
     operationId: "listConversationMessages",
     method: "GET",
     path: "/api/v1/tenants/:tenantId/conversations/:to/messages",
@@ -104,8 +152,8 @@ export const notificationRoutes: TenantRoute[] = [
     tag,
     summary: "Read a customer's conversation transcript.",
     description:
-      "Newest first: each notification's rendered text, its state (sent, unknown, failed) and actor " +
-      "references. Pass `nextCursor` back as `cursor` until it is null.",
+      "Newest first: each notification's rendered text, its state (sent, unknown, failed), its delivery " +
+      "status (accepted, sent, delivered, read, failed; null while unknown) and actor references. Pass `nextCursor` back as `cursor` until it is null.",
     parameters: [
       {
         name: "to",

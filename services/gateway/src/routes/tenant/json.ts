@@ -17,7 +17,14 @@ export function testingAllowanceToJson(allowance: TestingAllowance): Record<stri
   };
 }
 
-export function tenantToJson(tenant: Tenant | undefined): Record<string, unknown> {
+/**
+ * The tenant record. `channel`: the connected number's summary (null: none connected); absent
+ * where the caller did not read it (the admin CLI's answers to other commands).
+ */
+export function tenantToJson(
+  tenant: Tenant | undefined,
+  channel?: Record<string, unknown> | null,
+): Record<string, unknown> {
   if (!tenant) throw new ApiError(500, "notify answered without a tenant");
   return {
     id: tenant.id,
@@ -33,5 +40,6 @@ export function tenantToJson(tenant: Tenant | undefined): Record<string, unknown
     planReason: tenant.planReason ?? null,
     planChangedAt: tenant.planChangedAt ?? null,
     testingAllowance: tenant.testingAllowance ? testingAllowanceToJson(tenant.testingAllowance) : null,
+    ...(channel === undefined ? {} : { channel }),
   };
 }

@@ -1,6 +1,25 @@
 import { callService } from "../../http/api-error.js";
 import { callOptionsOf, tenantIdOf, type TenantRoute } from "../../http/route.js";
 import { tenantToJson } from "./json.js";
+import { channelSummaryToJson } from "../channel/json.js";
+import type { Channel } from "@platform/proto/notify/v1/channel";
+import type { CallOptions } from "@platform/service-kit/grpc-client";
+import type { TenantRouteDeps } from "../../http/route.js";
+
+/** The tenant's connected channel; undefined when it has none (notify: NOT_FOUND channel.not_connected). */
+export async function connectedChannel(
+  deps: Pick<TenantRouteDeps, "notify">,
+  tenantId: string,
+  options: CallOptions,
+): Promise<Channel | undefined> {
+  try {
+    return (await deps.notify.readChannel({ tenantId }, options)).channel;
+  } catch (error) {
+    const code = (error as { metadata?: { get(key: string): unknown[] } }).metadata?.get("error-code")[0];
+    if (code === "channel.not_connected") return undefined;
+    throw error;
+  }
+}
 
 /** The tenant record itself. */
 export const tenantRecordRoutes: TenantRoute[] = [
@@ -17,13 +36,18 @@ export const tenantRecordRoutes: TenantRoute[] = [
     description:
       "The tenant's name, plan, activation and channel readiness, with a `version` that increases on every change. " +
       "On the free `testing` plan, `testingAllowance` says how many of this UTC month's sends are used and left and " +
-      "when the allowance resets; the plan changes (an operator's act when an agreement is signed or a card is saved) " +
+      "when the allowance resets; `channel` is the tenant's own WhatsApp number (null until one is connected: PUT " +
+      "/channel) with its display number, verified name, quality rating and status, never its token. The plan changes (an operator's act when an agreement is signed or a card is saved) " +
       "show in `planReason`, `planChangedAt`, the activity feed and the `tenant.plan_changed` webhook event.",
     responseSchema: "Tenant",
     problems: [],
     async handle(ctx, deps) {
-      const { tenant } = await callService(deps.notify.getTenant({ tenantId: tenantIdOf(ctx) }, callOptionsOf(ctx)));
-      ctx.body = tenantToJson(tenant);
+      const tenantId = tenantIdOf(ctx);
+      const [{ tenant }, channel] = await Promise.all([
+        callService(deps.notify.getTenant({ tenantId }, callOptionsOf(ctx))),
+        connectedChannel(deps, tenantId, callOptionsOf(ctx)),
+      ]);
+      ctx.body = tenantToJson(tenant, channelSummaryToJson(channel));
     },
   },
 ];

@@ -33,6 +33,10 @@ export const tenantSchemas = {
         format: "date-time",
         description: "When the plan last changed; null until it changed.",
       },
+      channel: {
+        description: "The tenant's own WhatsApp number (null until one is connected); never its token.",
+        anyOf: [ref("ChannelSummary"), { type: "null" }],
+      },
       testingAllowance: {
         description:
           "On the `testing` plan: this UTC month's free sends and what is left of them (null on `commercial`). Every send of the month counts, on whichever plan it was made. Sends answer 409 `account.testing_allowance_exhausted` when `remaining` is 0.",
