@@ -32,8 +32,9 @@ export default tseslint.config(
               message: "domain code must not depend on transport, database or broker packages",
             },
             {
-              group: ["@platform/service-kit/*", "!@platform/service-kit/errors"],
-              message: "domain code may only use @platform/service-kit/errors",
+              // secret-box: pure computation (AES-GCM over a key ring), no I/O.
+              group: ["@platform/service-kit/*", "!@platform/service-kit/errors", "!@platform/service-kit/secret-box"],
+              message: "domain code may only use @platform/service-kit/errors and /secret-box",
             },
           ],
         },

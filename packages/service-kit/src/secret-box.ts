@@ -18,7 +18,24 @@ export interface SecretKeyRing {
   /** The key new secrets are sealed with. */
   activeKeyId: string;
   keys: ReadonlyMap<string, Buffer>;
+  /** The stable codes this ring's failures carry (a service's own, e.g. webhooks'); default SEALING_CODES. */
+  codes?: SealingCodes;
 }
+
+/** The code of each failure: the `sealing.*` ones, or a service's own names for them. */
+export interface SealingCodes {
+  keyInvalid: string;
+  sealedMalformed: string;
+  keyUnknown: string;
+  decryptionFailed: string;
+}
+
+export const SEALING_CODES: SealingCodes = Object.freeze({
+  keyInvalid: "sealing.key_invalid",
+  sealedMalformed: "sealing.sealed_malformed",
+  keyUnknown: "sealing.key_unknown",
+  decryptionFailed: "sealing.decryption_failed",
+});
 
 /** The base class of every secret-box failure; `code` is stable. */
 export class SecretBoxError extends Error {
@@ -34,29 +51,35 @@ export class SecretBoxError extends Error {
 /** SECRETS_KEY cannot be read; `problems` names each entry by position and id, never by value. */
 export class InvalidSecretsKeyError extends SecretBoxError {
   override name = "InvalidSecretsKeyError";
-  constructor(readonly problems: readonly string[]) {
-    super("sealing.key_invalid", `SECRETS_KEY: ${problems.join("; ")}`);
+  constructor(
+    readonly problems: readonly string[],
+    code = SEALING_CODES.keyInvalid,
+  ) {
+    super(code, `SECRETS_KEY: ${problems.join("; ")}`);
   }
 }
 
 export class SealedSecretMalformedError extends SecretBoxError {
   override name = "SealedSecretMalformedError";
-  constructor() {
-    super("sealing.sealed_malformed", "the sealed secret is not in the v1.<keyId>.<iv>.<tag>.<ciphertext> format");
+  constructor(code = SEALING_CODES.sealedMalformed) {
+    super(code, "the sealed secret is not in the v1.<keyId>.<iv>.<tag>.<ciphertext> format");
   }
 }
 
 export class SecretKeyUnknownError extends SecretBoxError {
   override name = "SecretKeyUnknownError";
-  constructor(readonly keyId: string) {
-    super("sealing.key_unknown", `the sealed secret names key id ${keyId}, which SECRETS_KEY does not hold`);
+  constructor(
+    readonly keyId: string,
+    code = SEALING_CODES.keyUnknown,
+  ) {
+    super(code, `the sealed secret names key id ${keyId}, which SECRETS_KEY does not hold`);
   }
 }
 
 export class SecretDecryptionError extends SecretBoxError {
   override name = "SecretDecryptionError";
-  constructor() {
-    super("sealing.decryption_failed", "the sealed secret does not authenticate under its key");
+  constructor(code = SEALING_CODES.decryptionFailed) {
+    super(code, "the sealed secret does not authenticate under its key");
   }
 }
 
@@ -74,11 +97,12 @@ function decodeKey(text: string): Buffer | undefined {
 
 /**
  * Reads SECRETS_KEY: a single base64 32-byte key (key id `k1`), or `id:base64,id:base64,...`
- * with the first entry active. Throws InvalidSecretsKeyError naming every bad entry.
+ * with the first entry active. Throws InvalidSecretsKeyError naming every bad entry. `codes`: the
+ * stable codes the ring's failures carry (default SEALING_CODES).
  */
-export function parseSecretsKey(text: string | undefined): SecretKeyRing {
+export function parseSecretsKey(text: string | undefined, codes: SealingCodes = SEALING_CODES): SecretKeyRing {
   const value = (text ?? "").trim();
-  if (value === "") throw new InvalidSecretsKeyError(["is required (32 bytes, base64)"]);
+  if (value === "") throw new InvalidSecretsKeyError(["is required (32 bytes, base64)"], codes.keyInvalid);
   const single = !value.includes(":") && !value.includes(",");
   const entries = single
     ? [["k1", value] as const]
@@ -98,8 +122,8 @@ export function parseSecretsKey(text: string | undefined): SecretKeyRing {
     if (!key) problems.push(`${where} must be exactly 32 bytes in base64`);
     if (key && KEY_ID.test(id) && !keys.has(id)) keys.set(id, key);
   });
-  if (problems.length > 0) throw new InvalidSecretsKeyError(problems);
-  return { activeKeyId: entries[0]![0], keys };
+  if (problems.length > 0) throw new InvalidSecretsKeyError(problems, codes.keyInvalid);
+  return { activeKeyId: entries[0]![0], keys, ...(codes === SEALING_CODES ? {} : { codes }) };
 }
 
 function associatedData(keyId: string, context: string): Buffer {
@@ -112,7 +136,7 @@ function associatedData(keyId: string, context: string): Buffer {
  */
 export function sealSecret(ring: SecretKeyRing, plaintext: string, context = ""): string {
   const key = ring.keys.get(ring.activeKeyId);
-  if (!key) throw new SecretKeyUnknownError(ring.activeKeyId);
+  if (!key) throw new SecretKeyUnknownError(ring.activeKeyId, codesOf(ring).keyUnknown);
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(associatedData(ring.activeKeyId, context));
@@ -134,7 +158,9 @@ interface SealedParts {
   ciphertext: Buffer;
 }
 
-function parseSealed(sealed: string): SealedParts {
+const codesOf = (ring: SecretKeyRing): SealingCodes => ring.codes ?? SEALING_CODES;
+
+function parseSealed(sealed: string, codes: SealingCodes = SEALING_CODES): SealedParts {
   const parts = sealed.split(".");
   const base64url = /^[A-Za-z0-9_-]*$/;
   if (
@@ -143,7 +169,7 @@ function parseSealed(sealed: string): SealedParts {
     !KEY_ID.test(parts[1]!) ||
     !parts.slice(2).every((p) => base64url.test(p))
   ) {
-    throw new SealedSecretMalformedError();
+    throw new SealedSecretMalformedError(codes.sealedMalformed);
   }
   const [, keyId, iv, tag, ciphertext] = parts as [string, string, string, string, string];
   const parsed = {
@@ -152,33 +178,33 @@ function parseSealed(sealed: string): SealedParts {
     tag: Buffer.from(tag, "base64url"),
     ciphertext: Buffer.from(ciphertext, "base64url"),
   };
-  if (parsed.iv.length !== 12 || parsed.tag.length !== 16) throw new SealedSecretMalformedError();
+  if (parsed.iv.length !== 12 || parsed.tag.length !== 16) throw new SealedSecretMalformedError(codes.sealedMalformed);
   return parsed;
 }
 
 /** The key id a sealed secret was encrypted with. */
-export function sealedKeyId(sealed: string): string {
-  return parseSealed(sealed).keyId;
+export function sealedKeyId(sealed: string, codes: SealingCodes = SEALING_CODES): string {
+  return parseSealed(sealed, codes).keyId;
 }
 
 /** Decrypts a sealed secret; the same `context` as at sealing is required. */
 export function openSecret(ring: SecretKeyRing, sealed: string, context = ""): string {
-  const { keyId, iv, tag, ciphertext } = parseSealed(sealed);
+  const { keyId, iv, tag, ciphertext } = parseSealed(sealed, codesOf(ring));
   const key = ring.keys.get(keyId);
-  if (!key) throw new SecretKeyUnknownError(keyId);
+  if (!key) throw new SecretKeyUnknownError(keyId, codesOf(ring).keyUnknown);
   const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: 16 });
   decipher.setAAD(associatedData(keyId, context));
   decipher.setAuthTag(tag);
   try {
     return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString("utf8");
   } catch {
-    throw new SecretDecryptionError();
+    throw new SecretDecryptionError(codesOf(ring).decryptionFailed);
   }
 }
 
 /** Whether a sealed secret should be re-encrypted under the active key (after a key rotation). */
 export function needsReseal(ring: SecretKeyRing, sealed: string): boolean {
-  return sealedKeyId(sealed) !== ring.activeKeyId;
+  return sealedKeyId(sealed, codesOf(ring)) !== ring.activeKeyId;
 }
 
 /** Opens a sealed secret with whichever ring key it names and seals it again under the active key. */
