@@ -87,12 +87,15 @@ describe.each(previousOnes)("the previous release of %s beside the current other
       MIGRATE_ON_START: "false",
     };
     const grpc = { GRPC_HOST: "127.0.0.1", GRPC_PORT: "0" };
+    // notify (a tenant's WhatsApp token) and webhooks (endpoint secrets) seal with SECRETS_KEY;
+    // a release before notify needed it ignores it.
+    const secretsKey = randomBytes(32).toString("base64");
     const envOf: Record<Exclude<Service, "gateway">, Record<string, string>> = {
       catalog: grpc,
-      notify: grpc,
+      notify: { ...grpc, SECRETS_KEY: secretsKey },
       webhooks: {
         ...grpc,
-        SECRETS_KEY: randomBytes(32).toString("base64"),
+        SECRETS_KEY: secretsKey,
         WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
         WEBHOOKS_ALLOWED_PORTS: "1024-65535",
         NODE_EXTRA_CA_CERTS: certificates.caPath,
