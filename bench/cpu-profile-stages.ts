@@ -31,27 +31,54 @@ const repoUrl = pathToFileURL(join(import.meta.dirname, "..", "..")).href + "/";
 /** Stages, first match from the leaf up wins; tested against `<repo-relative url>#<function>`. */
 const STAGES: [stage: string, pattern: RegExp][] = [
   // Libraries that are a stage wherever they are called from.
-  ["logging", /\/node_modules\/(pino|pino-std-serializers|sonic-boom|fast-redact|thread-stream)\/|service-kit\/dist\/src\/logger\.js/],
+  [
+    "logging",
+    /\/node_modules\/(pino|pino-std-serializers|sonic-boom|fast-redact|thread-stream)\/|service-kit\/dist\/src\/logger\.js/,
+  ],
   ["tracing", /\/node_modules\/@opentelemetry\/|service-kit\/dist\/src\/tracing\.js/],
-  ["metrics", /\/node_modules\/prom-client\/|http-metrics\.js|notification-metrics\.js|service-kit\/dist\/src\/(metrics|pool-metrics|consumer-metrics)\.js/],
+  [
+    "metrics",
+    /\/node_modules\/prom-client\/|http-metrics\.js|notification-metrics\.js|service-kit\/dist\/src\/(metrics|pool-metrics|consumer-metrics)\.js/,
+  ],
   ["validation (zod)", /\/node_modules\/zod\//],
   // The gateway's edge.
-  ["gw: key lookup + authorization", /gateway\/dist\/src\/(http\/middleware\/(authenticate|authorize)|domain\/api-key|db\/api-key)/],
+  [
+    "gw: key lookup + authorization",
+    /gateway\/dist\/src\/(http\/middleware\/(authenticate|authorize)|domain\/api-key|db\/api-key)/,
+  ],
   ["gw: fleet rate limit", /gateway\/dist\/src\/(http\/middleware\/rate-limit|domain\/rate-limit|db\/rate-limit)/],
   ["gw: idempotency key", /gateway\/dist\/src\/http\/middleware\/idempotency-key/],
-  ["gw: body parsing", /gateway\/dist\/src\/http\/middleware\/(json-body|unicode-text)|\/node_modules\/(raw-body|co-body|iconv-lite)\//],
+  [
+    "gw: body parsing",
+    /gateway\/dist\/src\/http\/middleware\/(json-body|unicode-text)|\/node_modules\/(raw-body|co-body|iconv-lite)\//,
+  ],
   ["gw: request id + trace context", /gateway\/dist\/src\/http\/middleware\/(request-id|trace-context)/],
-  ["gw: route handler + problem details", /gateway\/dist\/src\/(routes|http\/(problem|api-error|route|request-shape|catalog-error))/],
-  ["gw: router + koa", /gateway\/dist\/src\/(app|http\/router)\.js|\/node_modules\/(koa|@koa\/router|koa-compose|delegates|on-finished|ee-first|statuses|type-is|mime-types|content-type|accepts|negotiator|vary|encodeurl|escape-html|only|cookies|http-errors|depd)\//],
+  [
+    "gw: route handler + problem details",
+    /gateway\/dist\/src\/(routes|http\/(problem|api-error|route|request-shape|catalog-error))/,
+  ],
+  [
+    "gw: router + koa",
+    /gateway\/dist\/src\/(app|http\/router)\.js|\/node_modules\/(koa|@koa\/router|koa-compose|delegates|on-finished|ee-first|statuses|type-is|mime-types|content-type|accepts|negotiator|vary|encodeurl|escape-html|only|cookies|http-errors|depd)\//,
+  ],
   ["gw: gRPC client call", /gateway\/dist\/src\/grpc\/|service-kit\/dist\/src\/grpc-client/],
   // notify's send.
   ["notify: record + complete statements", /notify\/dist\/src\/db\/notification-store\.js/],
-  ["notify: channel route (lookup, token)", /notify\/dist\/src\/(channel\/number-check|db\/channel-repository|domain\/channel)\.js|secret-box\.js/],
+  [
+    "notify: channel route (lookup, token)",
+    /notify\/dist\/src\/(channel\/number-check|db\/channel-repository|domain\/channel)\.js|secret-box\.js/,
+  ],
   ["notify: pacing", /notify\/dist\/src\/domain\/pacing\.js/],
-  ["notify: validation + rendering", /notify\/dist\/src\/domain\/(notification|send-preconditions|testing-allowance)\.js|service-kit\/dist\/src\/idempotency\.js/],
+  [
+    "notify: validation + rendering",
+    /notify\/dist\/src\/domain\/(notification|send-preconditions|testing-allowance)\.js|service-kit\/dist\/src\/idempotency\.js/,
+  ],
   ["notify: provider (sandbox)", /notify\/dist\/src\/channel\/sandbox-channel\.js/],
   ["notify: send handler", /notify\/dist\/src\/grpc\/notification-service\.js/],
-  ["outbox relay", /service-kit\/dist\/src\/outbox(-relay)?\.js|notify\/dist\/src\/db\/event-outbox\.js|service-kit\/dist\/src\/event-bus\.js/],
+  [
+    "outbox relay",
+    /service-kit\/dist\/src\/outbox(-relay)?\.js|notify\/dist\/src\/db\/event-outbox\.js|service-kit\/dist\/src\/event-bus\.js/,
+  ],
   ["projector", /notify\/dist\/src\/(events\/|db\/projection-store)/],
   ["provider-callback pass", /notify\/dist\/src\/(callbacks|db\/provider-callback-store)/],
   ["gRPC server (service-kit)", /service-kit\/dist\/src\/grpc-server/],
@@ -70,7 +97,11 @@ function transportOf(url: string, functionName: string): string {
     if (/^(pg|pg-protocol|pg-pool|pg-types|postgres-|knex|tarn)/.test(pkg)) return "unclaimed: Postgres driver";
     if (/^(@grpc|@bufbuild|protobufjs)/.test(pkg)) return "unclaimed: gRPC + protobuf";
     if (pkg === "nats") return "unclaimed: NATS client";
-    if (/^(koa|@koa|koa-compose|delegates|on-finished|ee-first|raw-body|iconv-lite|statuses|http-errors|depd|type-is|mime-types|content-type|accepts|negotiator|vary|cookies|only|encodeurl|escape-html)$/.test(pkg))
+    if (
+      /^(koa|@koa|koa-compose|delegates|on-finished|ee-first|raw-body|iconv-lite|statuses|http-errors|depd|type-is|mime-types|content-type|accepts|negotiator|vary|cookies|only|encodeurl|escape-html)$/.test(
+        pkg,
+      )
+    )
       return "unclaimed: HTTP server + koa";
     return `unclaimed: ${pkg}`;
   }

@@ -103,6 +103,60 @@ export async function appendToOutbox(trx: Knex | Knex.Transaction, entry: Outbox
   return inserted.length > 0;
 }
 
+/**
+ * Publishes one outbox entry to JetStream (Nats-Msg-Id = its event id, its trace context as the
+ * `traceparent` header) and resolves once the stream stored it.
+ */
+export async function publishOutboxEntry(js: JetStreamClient, entry: OutboxEntry, timeoutMs: number): Promise<void> {
+  let headers;
+  if (entry.traceparent) {
+    headers = natsHeaders();
+    headers.set(TRACEPARENT, entry.traceparent);
+  }
+  await js.publish(entry.subject, entry.payload, {
+    msgID: entry.eventId,
+    timeout: timeoutMs,
+    ...(headers ? { headers } : {}),
+  });
+}
+
+/**
+ * A kept outbox's fast path (a relay with `republishAfterMs`): the writer inserts the row already
+ * marked published (`published_at = now()`) and, after its commit, hands the entry to the function
+ * this returns, which publishes it at once, with no pass of the relay and no statement. The relay
+ * still covers every way that can fail: a publish that fails clears the row's mark and kicks the
+ * relay (its next pass publishes it); a writer that dies between its commit and the publish, or a
+ * failure that could not clear the mark, leaves a row the relay publishes again `republishAfterMs`
+ * after the mark. The consumer deletes the row as for any kept row (consumeFromOutbox).
+ */
+export function publishAfterCommit(options: {
+  db: Knex;
+  js: JetStreamClient;
+  relay: Pick<OutboxRelay, "kick">;
+  logger: Logger;
+  /** How long one publish may wait for the stream's acknowledgement. */
+  publishTimeoutMs?: number;
+}): (entry: OutboxEntry) => void {
+  const timeoutMs = options.publishTimeoutMs ?? 5_000;
+  return (entry) => {
+    publishOutboxEntry(options.js, entry, timeoutMs).catch(async (error: unknown) => {
+      options.logger.warn(
+        { err: error, eventId: entry.eventId },
+        "publishing an event at once failed; the outbox relay publishes it",
+      );
+      try {
+        await options.db(outboxTable).update({ published_at: null }).where({ event_id: entry.eventId });
+        options.relay.kick();
+      } catch (cleared) {
+        options.logger.warn(
+          { err: cleared, eventId: entry.eventId },
+          "the event's outbox row stays marked; the relay publishes it again after its republish delay",
+        );
+      }
+    });
+  };
+}
+
 export interface OutboxRelay {
   /** Publishes what is waiting now rather than at the next poll (call after a commit). */
   kick(): void;
@@ -226,18 +280,18 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       // Published in the outbox's order (the statement returns its rows in no set order).
       rows.sort((a, b) => Number(a.seq) - Number(b.seq));
       await Promise.all(
-        rows.map((row) => {
-          let headers;
-          if (row.traceparent) {
-            headers = natsHeaders();
-            headers.set(TRACEPARENT, row.traceparent);
-          }
-          return options.js.publish(row.subject, row.payload, {
-            msgID: row.event_id,
-            timeout: publishTimeoutMs,
-            ...(headers ? { headers } : {}),
-          });
-        }),
+        rows.map((row) =>
+          publishOutboxEntry(
+            options.js,
+            {
+              eventId: row.event_id,
+              subject: row.subject,
+              payload: row.payload,
+              traceparent: row.traceparent ?? undefined,
+            },
+            publishTimeoutMs,
+          ),
+        ),
       );
       return rows;
     });

@@ -596,6 +596,32 @@ describe("notifications", () => {
     it("answers 409 partner.action_outcome_unknown, never a second send, when notify is killed before recording the outcome", async () => {
       const key = uniqueKey("killed");
       const to = phone();
+      // Killed while the provider holds the call: the provider took the message, notify never sent
+      // the outcome's statement.
+      stub.respondWith({ kind: "slow", ms: 20_000 });
+      const before = providerCalls();
+      const pending = send(reminder(to), { idempotencyKey: key });
+      try {
+        await expect.poll(() => providerCalls(), { timeout: 15_000 }).toBe(before + 1);
+        await stack.notify.stop("SIGKILL");
+        expectProblem(await pending, 503, "service.unavailable");
+      } finally {
+        stub.respondWith({ kind: "success" });
+      }
+      await stack.restartNotify();
+      expect(await commandState(key)).toBe("dispatching");
+
+      const retry = await retryUntilSettled(reminder(to), key);
+      expectProblem(retry, 409, "partner.action_outcome_unknown");
+      expectProblem(await send(reminder(to), { idempotencyKey: key }), 409, "partner.action_outcome_unknown");
+      expect(providerCalls()).toBe(before + 1);
+      expect(await commandState(key)).toBe("unknown");
+      expect(((await transcript(to)).body.messages as { state: string }[]).map((m) => m.state)).toEqual(["unknown"]);
+    });
+
+    it("records the provider's answer even when notify is killed while its one outcome statement waits, and replays it", async () => {
+      const key = uniqueKey("killedwaiting");
+      const to = phone();
       const lock = await blockOutcomeRecording();
       const before = providerCalls();
       const pending = send(reminder(to), { idempotencyKey: key });
@@ -607,15 +633,15 @@ describe("notifications", () => {
       } finally {
         await lock.release();
       }
+      // The statement was autocommitted: it commits once the lock goes, notify or not.
+      await expect.poll(() => commandState(key), { timeout: 15_000 }).toBe("sent");
       await stack.restartNotify();
-      expect(await commandState(key)).toBe("dispatching");
 
       const retry = await retryUntilSettled(reminder(to), key);
-      expectProblem(retry, 409, "partner.action_outcome_unknown");
-      expectProblem(await send(reminder(to), { idempotencyKey: key }), 409, "partner.action_outcome_unknown");
+      expect(retry.res.status).toBe(200);
+      expect(retry.body).toMatchObject({ state: "sent", idempotencyStatus: "replayed" });
       expect(providerCalls()).toBe(before + 1);
-      expect(await commandState(key)).toBe("unknown");
-      expect(((await transcript(to)).body.messages as { state: string }[]).map((m) => m.state)).toEqual(["unknown"]);
+      expect(((await transcript(to)).body.messages as { state: string }[]).map((m) => m.state)).toEqual(["sent"]);
     });
   });
 });

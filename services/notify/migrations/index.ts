@@ -12,6 +12,7 @@ import * as applyProjectedEvents from "./20261124200000_apply_projected_events.j
 import * as tenantChannels from "./20261127100000_tenant_channels.js";
 import * as providerCallbacks from "./20261127110000_provider_callbacks.js";
 import * as channelPacing from "./20261127120000_channel_pacing.js";
+import * as tenantChannelAnnouncements from "./20261127130000_tenant_channel_announcements.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -28,4 +29,5 @@ export const migrations: Migration[] = [
   tenantChannels,
   providerCallbacks,
   channelPacing,
+  tenantChannelAnnouncements,
 ];

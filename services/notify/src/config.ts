@@ -80,6 +80,12 @@ const schema = z
      */
     PROJECTIONS_ACK_WAIT: env.duration(30_000),
     /**
+     * How long the projector lets a batch gather after its first event before applying it in one
+     * commit: the polls show an event up to this much later, and at a steady rate the projector
+     * commits once per window instead of once per event (bench:notify's commits per send).
+     */
+    PROJECTIONS_GATHER: env.duration(100),
+    /**
      * While sends flow, the outbox relay starts a pass at most this often, so the events committed
      * meanwhile are published (and then projected) in one transaction rather than one each: fewer
      * commits and less CPU per send, for up to this much more delay before an event reaches the

@@ -8,7 +8,7 @@ import { announceConfiguration, announceListening, createLogger } from "@platfor
 import { declareEventsStream, eventsStreamName } from "@platform/service-kit/event-bus";
 import { createMetricsRegistry, readBuildInfo, startMetricsServer } from "@platform/service-kit/metrics";
 import { connectNats } from "@platform/service-kit/nats";
-import { startOutboxRelay } from "@platform/service-kit/outbox";
+import { publishAfterCommit, startOutboxRelay } from "@platform/service-kit/outbox";
 import { knexPoolProbe, pgPoolProbe, registerDatabasePoolMetrics } from "@platform/service-kit/pool-metrics";
 import { startConsumerLagMetrics } from "@platform/service-kit/consumer-metrics";
 import { openServiceDatabase } from "@platform/service-kit/postgres";
@@ -28,7 +28,7 @@ import { rebuildProjections, startProjector } from "./events/projector.js";
 import { createProjectorMetrics } from "./events/projector-metrics.js";
 import { createProjectionReader } from "./db/projection-store.js";
 import { createProjectionService } from "./grpc/projection-service.js";
-import type { ChannelProvider } from "./domain/channel-provider.js";
+import type { ChannelProvider, ChannelRoute } from "./domain/channel-provider.js";
 import { createNotificationMetrics } from "./grpc/notification-metrics.js";
 import { createNotificationService } from "./grpc/notification-service.js";
 import { createTenantService } from "./grpc/tenant-service.js";
@@ -51,7 +51,8 @@ import {
 } from "./channel/channel-callbacks.js";
 import { createNotificationStatusService, createProviderCallbackService } from "./grpc/provider-callback-service.js";
 import { ChannelServiceService } from "@platform/proto/notify/v1/channel";
-import { createChannelRepository } from "./db/channel-repository.js";
+import { createChannelRepository, TENANT_CHANNELS_CHANNEL } from "./db/channel-repository.js";
+import { ListenedCache } from "@platform/service-kit/listened-cache";
 import { createNumberReader } from "./channel/cloud-api-number.js";
 import { channelRouteOf, startChannelChecks, type ChannelDeps } from "./channel/number-check.js";
 import { createChannelService } from "./grpc/channel-service.js";
@@ -133,7 +134,13 @@ async function main() {
     registry,
     metricPrefix: "notify",
   });
-  const events = createEventOutbox({ namespace: config.NATS_NAMESPACE, kick: () => relay.kick() });
+  // A send's outcome event is written already marked published and published at once after its
+  // commit (no relay pass per send); the relay covers a publish that fails or never happens.
+  const events = createEventOutbox({
+    namespace: config.NATS_NAMESPACE,
+    kick: () => relay.kick(),
+    publish: publishAfterCommit({ db, js, relay, logger: logger.child({ component: "outbox-relay" }) }),
+  });
   const usage = createUsageStore(db);
   // Which UTC month usage counts in; tests that cross a month boundary inject their own.
   const clock = () => new Date();
@@ -146,6 +153,7 @@ async function main() {
     logger: logger.child({ component: "projector" }),
     metrics: createProjectorMetrics(registry, { js, namespace: config.NATS_NAMESPACE }),
     tracer: tracing.tracer,
+    gatherMs: config.PROJECTIONS_GATHER,
   });
   const instrumentation = createGrpcInstrumentation(logger, registry, tracing);
   const provider = channelProvider(config);
@@ -170,6 +178,18 @@ async function main() {
     defaultTemplates: config.WHATSAPP_TEMPLATES,
     logger: logger.child({ component: "channel" }),
   };
+  // Each tenant's route (its number, opened token, templates, pace) as the send path reads it:
+  // cached, and evicted on the announcement of any change to it (a trigger's pg_notify), so a send
+  // never reads the channel row and opens the token itself (issue 33).
+  const routes = new ListenedCache<ChannelRoute | null>({
+    databaseUrl: config.DATABASE_URL,
+    channel: TENANT_CHANNELS_CHANNEL,
+    ttlMs: 60_000,
+    logger: logger.child({ component: "channel" }),
+    applicationName: "notify-channel-listener",
+    what: "tenant channel",
+  });
+  await routes.start();
   // Provider callbacks: recorded by the gateway's call, applied then and by the pass (statuses that
   // came before their send's outcome, batches a failure or a crash left unapplied).
   const callbackStore = createProviderCallbackStore(db, events, { failureCodeFor: deliveryFailureFor });
@@ -275,7 +295,10 @@ async function main() {
               burst: config.NOTIFY_CHANNEL_BURST,
               enabled: config.NOTIFY_CHANNEL_PACING === "on",
             }),
-            channelRoute: (tenantId) => channelRouteOf(channelDeps, tenantId),
+            // Cached per tenant, evicted the moment a change commits (TENANT_CHANNELS_CHANNEL).
+            channelRoute: async (tenantId) =>
+              (await routes.get(tenantId, async () => (await channelRouteOf(channelDeps, tenantId)) ?? null)) ??
+              undefined,
             channelReason: (tenantId) => channelDeps.channels.failingReason(tenantId),
           }),
           instrumentation,
@@ -339,6 +362,7 @@ async function main() {
       await nc.drain().catch(() => undefined);
       await metrics.close();
       await sendPool.end();
+      await routes.close();
       await db.destroy();
       await tracing.shutdown();
     },

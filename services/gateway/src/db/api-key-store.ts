@@ -1,5 +1,5 @@
-import pg from "pg";
 import type { Logger } from "pino";
+import { ListenedCache } from "@platform/service-kit/listened-cache";
 import type { Knex } from "@platform/service-kit/postgres";
 import type { ApiKeyRecord, IssuedApiKey, Scope } from "../domain/api-key.js";
 
@@ -66,88 +66,42 @@ export function createApiKeyStore(db: Knex): ApiKeyStore {
 }
 
 /**
- * A read-through cache of key records in front of the store. Entries live `ttlMs` at most and are
- * evicted as soon as Postgres announces a change on API_KEY_CHANNEL. While the LISTEN connection
- * is down (a Postgres restart), the cache is emptied and bypassed until it is back, so a revocation
- * is never missed.
+ * A read-through cache of key records in front of the store (service-kit ListenedCache): entries
+ * live `ttlMs` at most and are evicted as soon as Postgres announces a change on API_KEY_CHANNEL.
+ * While the LISTEN connection is down (a Postgres restart), the cache is emptied and bypassed until
+ * it is back, so a revocation is never missed.
  */
 export class CachedApiKeyStore {
-  private readonly entries = new Map<string, { record: ApiKeyRecord | undefined; expiresAt: number }>();
-  private listener: pg.Client | undefined;
-  private listening = false;
-  /** Bumped on every eviction, so a read that raced with a revocation is not cached. */
-  private generation = 0;
-  private closed = false;
-  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly cache: ListenedCache<ApiKeyRecord | undefined>;
 
   constructor(
     private readonly store: ApiKeyStore,
-    private readonly options: { databaseUrl: string; ttlMs: number; logger: Logger },
-  ) {}
+    options: { databaseUrl: string; ttlMs: number; logger: Logger },
+  ) {
+    this.cache = new ListenedCache({
+      ...options,
+      channel: API_KEY_CHANNEL,
+      applicationName: "gateway-key-listener",
+      what: "api key",
+    });
+  }
 
-  async find(id: string): Promise<ApiKeyRecord | undefined> {
-    if (this.listening) {
-      const cached = this.entries.get(id);
-      if (cached && cached.expiresAt > Date.now()) return cached.record;
-    }
-    const generation = this.generation;
-    const record = await this.store.find(id);
+  find(id: string): Promise<ApiKeyRecord | undefined> {
     // Unknown ids are not cached: they cost one indexed read, and caching them would let random
     // ids fill memory.
-    if (this.listening && record && generation === this.generation) {
-      this.entries.set(id, { record, expiresAt: Date.now() + this.options.ttlMs });
-    }
-    return record;
+    return this.cache.get(
+      id,
+      () => this.store.find(id),
+      (record) => record !== undefined,
+    );
   }
 
   /** Connects the LISTEN client; resolves once listening (or after the first failure, retrying). */
-  async start(): Promise<void> {
-    await this.connect();
+  start(): Promise<void> {
+    return this.cache.start();
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.reconnectTimer);
-    this.listening = false;
-    await this.listener?.end().catch(() => undefined);
-  }
-
-  private evictAll(): void {
-    this.generation++;
-    this.entries.clear();
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.options.databaseUrl,
-      application_name: "gateway-key-listener",
-    });
-    const lost = (error?: Error) => {
-      if (this.listener !== client) return;
-      this.listener = undefined;
-      this.listening = false;
-      this.evictAll();
-      if (this.closed) return;
-      this.options.logger.warn({ err: error }, "api key change listener lost; cache bypassed until it reconnects");
-      this.reconnectTimer = setTimeout(() => void this.connect(), 1_000);
-    };
-    this.listener = client;
-    client.on("error", lost);
-    client.on("end", () => lost());
-    client.on("notification", (message) => {
-      if (message.channel !== API_KEY_CHANNEL) return;
-      this.generation++;
-      if (message.payload) this.entries.delete(message.payload);
-    });
-    try {
-      await client.connect();
-      await client.query(`listen ${API_KEY_CHANNEL}`);
-      this.evictAll();
-      this.listening = true;
-    } catch (error) {
-      client.removeAllListeners("end");
-      await client.end().catch(() => undefined);
-      lost(error as Error);
-    }
+  close(): Promise<void> {
+    return this.cache.close();
   }
 }

@@ -6,6 +6,13 @@ import { TenantNotFoundError } from "../domain/tenant.js";
 import type { ChannelTemplate, NumberCheck, NumberReading } from "../domain/channel.js";
 import { CHANNEL_CAPABILITY } from "../domain/activation.js";
 
+/**
+ * The LISTEN channel on which every change to what a send goes through (number, token, templates,
+ * pace; a channel connected or removed) is announced by a trigger, with the tenant id as payload
+ * (migration 20261127130000).
+ */
+export const TENANT_CHANNELS_CHANNEL = "notify_tenant_channels";
+
 /** A tenant's connected channel as stored (the token only in its sealed form). */
 export interface StoredChannel {
   tenantId: string;

@@ -38,6 +38,13 @@ export interface EventOutbox {
   entryOf(event: NotifyEvent): OutboxEntry & { id: string };
   /** Publishes what is waiting now (call after the commit). */
   kick(): void;
+  /**
+   * Whether rows written through entryOf may be written already marked published and handed to
+   * publishCommitted after the commit (service-kit publishAfterCommit); false: kick the relay.
+   */
+  readonly publishesAtOnce: boolean;
+  /** Publishes an entry committed already marked published (only when publishesAtOnce). */
+  publishCommitted(entry: OutboxEntry): void;
 }
 
 /**
@@ -53,8 +60,18 @@ export async function appendEvents(
   return events.length;
 }
 
-export function createEventOutbox(options: { namespace: string; kick?: () => void }): EventOutbox {
+export function createEventOutbox(options: {
+  namespace: string;
+  kick?: () => void;
+  /** Publishes a committed entry at once (service-kit publishAfterCommit); absent: the relay does. */
+  publish?: (entry: OutboxEntry) => void;
+}): EventOutbox {
   return {
+    publishesAtOnce: options.publish !== undefined,
+    publishCommitted(entry) {
+      if (options.publish) options.publish(entry);
+      else options.kick?.();
+    },
     async append(trx, event) {
       const entry = outboxEntryOf(options.namespace, event);
       await appendToOutbox(trx, entry);

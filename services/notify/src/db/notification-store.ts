@@ -1,6 +1,6 @@
 import { IDEMPOTENCY_TABLE } from "@platform/service-kit/idempotency";
 import type pg from "pg";
-import { inTransaction, preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
+import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import type { ChannelOutcome } from "../domain/channel-provider.js";
 import type { DeliveryState, NotificationType } from "../domain/notification.js";
 import { sendRefusalError, type SendRefusal } from "../domain/send-preconditions.js";
@@ -174,12 +174,12 @@ const outcomeSql = preparedStatement(
              where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
              returning 1
            ), announced as (
-             insert into outbox (event_id, subject, payload, traceparent)
-             select ?, ?, ?::bytea, ? from command where ?::boolean
+             insert into outbox (event_id, subject, payload, traceparent, published_at)
+             select ?, ?, ?::bytea, ?, case when ?::boolean then now() end from command where ?::boolean
              on conflict (event_id) do nothing
              returning 1
            )
-           select (select count(*) from command) as commands`,
+           select (select count(*) from command) as commands, (select count(*) from announced) as announced`,
 );
 
 /** A repeat reads the key's claim: who holds it, for which request, with which result. */
@@ -286,14 +286,15 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
       // the message, failed when it refused it; unknown has none until a callback says more.
       const deliveryStatus = outcome.kind === "sent" ? "accepted" : outcome.kind === "failed" ? "failed" : null;
       const occurredAt = new Date();
-      // One statement in its own explicit transaction (BEGIN, statement, COMMIT), not autocommitted:
-      // if notify dies while the statement waits, the outcome is not recorded and the key settles
-      // as unknown (an autocommitted statement would still commit without us; gateway test
-      // notifications.test.ts "killed before recording the outcome" holds this). A refusal (nothing was sent) gives the allowance
-      // back and releases the key, so the partner may retry with the same key once the cause is
-      // fixed; sent and unknown complete the key with the result a repeat replays.
+      // One autocommitted statement (one round trip): the provider's answer is a fact, so it is
+      // recorded even when notify dies while the statement runs (a retry then replays it; notify
+      // killed before the statement was sent leaves the claim to settle as unknown: gateway test
+      // notifications.test.ts "killed before recording the outcome"). A refusal (nothing was sent)
+      // gives the allowance back and releases the key, so the partner may retry with the same key
+      // once the cause is fixed; sent and unknown complete the key with the result a repeat replays.
       // The outcome's event (notification.sent|unknown|failed) goes to the outbox in the same
-      // statement, only when the command changed; the relay is kicked after the commit.
+      // statement, only when the command changed: written already marked published and published
+      // at once after the commit (service-kit publishAfterCommit), or the relay is kicked.
       const entry = events?.entryOf({
         type: `notification.${state}`,
         tenantId: send.tenantId,
@@ -312,39 +313,39 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           created_at: result.createdAt,
         },
       });
-      await inTransaction(pool, async (run) => {
-        await run(outcomeSql, [
-          state,
-          refused ? outcome.code : null,
-          refused ? outcome.providerCode : null,
-          deliveryStatus,
-          deliveryStatus,
-          deliveryStatus,
-          send.notificationId,
-          send.notificationId,
-          provider,
-          outcome.kind === "sent" ? outcome.providerMessageId : "",
-          outcome.kind === "sent",
-          state,
-          send.notificationId,
-          refused,
-          refused,
-          send.tenantId,
-          send.idempotencyKey,
-          send.owner,
-          JSON.stringify(result),
-          refused,
-          send.tenantId,
-          send.idempotencyKey,
-          send.owner,
-          entry?.eventId ?? "",
-          entry?.subject ?? "",
-          entry ? Buffer.from(entry.payload) : Buffer.alloc(0),
-          send.traceparent ?? null,
-          entry !== undefined,
-        ]);
-      });
-      if (entry) events!.kick();
+      const atOnce = events?.publishesAtOnce ?? false;
+      const [row] = await queryRows<{ commands: string; announced: string }>(pool, outcomeSql, [
+        state,
+        refused ? outcome.code : null,
+        refused ? outcome.providerCode : null,
+        deliveryStatus,
+        deliveryStatus,
+        deliveryStatus,
+        send.notificationId,
+        send.notificationId,
+        provider,
+        outcome.kind === "sent" ? outcome.providerMessageId : "",
+        outcome.kind === "sent",
+        state,
+        send.notificationId,
+        refused,
+        refused,
+        send.tenantId,
+        send.idempotencyKey,
+        send.owner,
+        JSON.stringify(result),
+        refused,
+        send.tenantId,
+        send.idempotencyKey,
+        send.owner,
+        entry?.eventId ?? "",
+        entry?.subject ?? "",
+        entry ? Buffer.from(entry.payload) : Buffer.alloc(0),
+        send.traceparent ?? null,
+        atOnce,
+        entry !== undefined,
+      ]);
+      if (entry && Number(row!.announced) > 0) events!.publishCommitted(entry);
     },
 
     async settleAbandoned(tenantId, idempotencyKey, fingerprint, traceparent) {
