@@ -11,6 +11,7 @@ import {
   appendToOutbox,
   consumeFromOutbox,
   createOutboxTable,
+  publishAfterCommit,
   startOutboxRelay,
   type OutboxRelay,
 } from "../src/outbox.js";
@@ -236,5 +237,88 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await messages()).toBe(0);
     expect(await db("outbox").count<{ count: string }[]>()).toEqual([{ count: "0" }]);
+  });
+
+  /** A row written as the send path writes it: already marked published. */
+  const insertMarked = (eventId: string, payload: string) =>
+    db("outbox").insert({
+      event_id: eventId,
+      subject: `${ns}kept.b`,
+      payload: Buffer.from(payload),
+      published_at: db.fn.now(),
+      traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    });
+
+  it("publishes a committed row marked published at once, with no relay pass, and the relay leaves it alone", async () => {
+    await relay?.stop();
+    await jsm.streams.purge(stream);
+    let kicks = 0;
+    const relayRegistry = new Registry();
+    // A relay polling every 100 ms that would publish anything unmarked or marked over 60 s ago.
+    relay = startOutboxRelay({
+      db,
+      js: nc.jetstream(),
+      logger: createLogger("test", "silent"),
+      pollIntervalMs: 100,
+      republishAfterMs: 60_000,
+      registry: relayRegistry,
+      metricPrefix: "atonce",
+    });
+    const publish = publishAfterCommit({
+      db,
+      js: nc.jetstream(),
+      relay: { kick: () => kicks++ },
+      logger: createLogger("test", "silent"),
+    });
+    await insertMarked("at-once-1", "first");
+    publish({
+      eventId: "at-once-1",
+      subject: `${ns}kept.b`,
+      payload: Buffer.from("first"),
+      traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    });
+    await eventually("the event published", async () => (await messages()) === 1);
+    // A second of relay passes later, still one message: the relay did not take the marked row.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await messages()).toBe(1);
+    const stored = await jsm.streams.getMessage(stream, { last_by_subj: `${ns}kept.b` });
+    expect(stored.header.get("Nats-Msg-Id")).toBe("at-once-1");
+    expect(stored.header.get("traceparent")).toBe("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    expect(new TextDecoder().decode(stored.data)).toBe("first");
+    expect(kicks).toBe(0);
+    // (The stream's duplicate window would hide a second publish: the relay's own count says none.)
+    expect(await relayRegistry.getSingleMetricAsString("atonce_outbox_published_total")).toMatch(/ 0$/m);
+    const row = await db("outbox")
+      .where({ event_id: "at-once-1" })
+      .first<{ published_at: Date | null }>("published_at");
+    expect(row.published_at).toBeInstanceOf(Date);
+    await consumeFromOutbox(db, "at-once-1");
+  });
+
+  it("when publishing at once fails, clears the row's mark and kicks the relay, which publishes it", async () => {
+    await jsm.streams.purge(stream);
+    let kicked = 0;
+    const failing = {
+      publish: () => Promise.reject(new Error("503 no responders")),
+    } as unknown as ReturnType<NatsConnection["jetstream"]>;
+    const publish = publishAfterCommit({
+      db,
+      js: failing,
+      relay: {
+        kick: () => {
+          kicked++;
+          relay!.kick();
+        },
+      },
+      logger: createLogger("test", "silent"),
+    });
+    await insertMarked("at-once-2", "second");
+    publish({ eventId: "at-once-2", subject: `${ns}kept.b`, payload: Buffer.from("second") });
+    await eventually("the relay kicked", async () => kicked === 1);
+    // The mark was cleared before the kick, so the relay's pass took the row and published it.
+    await eventually("the event published by the relay", async () => (await messages()) === 1, 5_000);
+    const stored = await jsm.streams.getMessage(stream, { last_by_subj: `${ns}kept.b` });
+    expect(stored.header.get("Nats-Msg-Id")).toBe("at-once-2");
+    await consumeFromOutbox(db, "at-once-2");
   });
 });

@@ -246,6 +246,36 @@ describe("a tenant's own WhatsApp channel", () => {
     });
   });
 
+  it("a change to the channel committed elsewhere (another replica, an operator's SQL) reaches the very next send", async () => {
+    // notify caches each tenant's route; a trigger announces every change to it at commit, and
+    // the announcement evicts it (the cache would otherwise keep the old route for a minute).
+    const template = async () => {
+      stub.requests.length = 0;
+      expect((await send(tenantA, keys.manageA!)).res.status).toBe(200);
+      return (sendsTo(NUMBER_A)[0]!.body as { template: { name: string } }).template.name;
+    };
+    expect(await template()).toBe("missed_you_v3");
+    expect(await template()).toBe("missed_you_v3");
+    const client = new pg.Client({ connectionString: stack.scratch.url });
+    await client.connect();
+    const rename = (name: string) =>
+      client.query(
+        `update notify.tenant_channels set templates = jsonb_set(templates, '{no_show,name}', to_jsonb($2::text))
+         where tenant_id = $1`,
+        [tenantA, name],
+      );
+    try {
+      await rename("missed_you_v4");
+      // The announcement travels to notify's listener as the commit returns: within moments, far
+      // inside the cached route's minute.
+      await expect.poll(template, { timeout: 5_000, interval: 50 }).toBe("missed_you_v4");
+    } finally {
+      await rename("missed_you_v3");
+      await client.end();
+    }
+    await expect.poll(template, { timeout: 5_000, interval: 50 }).toBe("missed_you_v3");
+  });
+
   it("the tenant record shows the channel (number, display name, quality rating, status) and never the token", async () => {
     const record = await call("GET", `/api/v1/tenants/${tenantA}`);
     expect(record.body.channel).toEqual({

@@ -369,6 +369,47 @@ describe("the projector (real NATS and Postgres)", () => {
     }
   });
 
+  it("with a gather window, applies the events of the window in one statement; without one, each as it comes", async () => {
+    /** A projector of its own namespace on a counted knex: how many apply statements for 5 events 50 ms apart. */
+    const statementsFor = async (gatherMs: number) => {
+      const ns = newNatsNamespace("gather");
+      await declareEventsStream(jsm, ns);
+      await declareProjectionsConsumer(jsm, ns, 30_000);
+      const counted = createDatabase({ url: scratch.url, schema: NOTIFY_SCHEMA, poolMax: 1 });
+      let applies = 0;
+      counted.on("query", (query: { sql: string }) => {
+        if (query.sql.includes("apply_projected_events")) applies += 1;
+      });
+      const gathering = startProjector({ db: counted, js, namespace: ns, logger, fetchExpiresMs: 5_000, gatherMs });
+      const ids: string[] = [];
+      try {
+        for (let i = 0; i < 5; i++) {
+          const id = newEventId();
+          ids.push(id);
+          const payload = BusEvent.encode({
+            id,
+            type: "notification.sent",
+            tenantId: "other",
+            occurredAt: new Date().toISOString(),
+            dataJson: JSON.stringify({ notification_id: `ntf_gather_${id}`, type: "reminder", state: "sent" }),
+          }).finish();
+          await js.publish(eventSubject(ns, "other", "notification.sent"), payload, { msgID: id });
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        for (const id of ids) await recorded(id);
+        return applies;
+      } finally {
+        await gathering.stop();
+        await counted.destroy();
+        await deleteNamespaceStreams(ns);
+      }
+    };
+    // 5 events over about 250 ms: a 2 s window takes them all in one commit...
+    expect(await statementsFor(2_000)).toBe(1);
+    // ...and with no window each is applied as soon as nothing more is pending: one commit each.
+    expect(await statementsFor(0)).toBe(5);
+  });
+
   it("lists activity newest first, per tenant, with ids and codes only", async () => {
     const a = await publish("other", "conversation.started", { conversation_id: "conv_1", channel: "whatsapp" });
     const b = await publish("other", "booking.cancelled", {
