@@ -22,15 +22,20 @@
  *
  * Commits per send for each path (400 sends each, pg_stat_database, next to the same window with no
  * sends). Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating
- * notify, (c), (a) twice, with CPU ms per send per process (/proc; Postgres: the bench database's
- * backends); then an open loop at half the notify path's measured peak (requests on a fixed
- * schedule whatever the answers; latency from the scheduled time; the first second a warm-up)
- * through the notify path and through floor (c) at the same rate, each with its sends of 50 ms or
- * more per second, the Postgres checkpoints and the commits per send during it; then (b). Targets (issue 19): notify
- * path >= 0.6 of (c); open-loop p99 < 50 ms. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds per run
- * (default 8), BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at this rate),
- * BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU profiles),
- * OUTBOX_GATHER (passed to notify: its relay's gather window, e.g. 0ms to A/B it in one checkout).
+ * notify, (c), (a) twice, with CPU ms per send per process over both (/proc; Postgres: the bench
+ * database's backends); then two rounds of open loops at half the notify path's measured peak
+ * (requests on a fixed schedule whatever the answers; latency from the scheduled time; the first
+ * second a warm-up), the second after BENCH_IDLE seconds (default 45) with nothing sent, each
+ * through the notify path and through floor (c) at the same rate, with its sends of 50 ms or more
+ * per second, the Postgres checkpoints, the commits and the CPU ms per send during it; then (b).
+ * Targets (issue 33), each printed with its verdict: throughput >= 0.8 of (c); gateway + notify
+ * CPU per send <= 1.5x (c)'s two processes, Postgres CPU <= 1.3x; commits per send <= 2.3; each
+ * open round's p99 under 2x (c)'s in the same round and under 50 ms where (c)'s is; the round
+ * after the idle spell no slower than the first. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds
+ * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at
+ * this rate), BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU
+ * profiles; bench/cpu-profile-stages.ts reads them by stage of the send),
+ * OUTBOX_GATHER and PROJECTIONS_GATHER (passed to notify, to A/B them in one checkout).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -336,6 +341,7 @@ async function main() {
         NOTIFY_CHANNEL_MESSAGES_PER_SECOND: "1000000",
         SECRETS_KEY: randomBytes(32).toString("base64"),
         ...(process.env.OUTBOX_GATHER ? { OUTBOX_GATHER: process.env.OUTBOX_GATHER } : {}),
+        ...(process.env.PROJECTIONS_GATHER ? { PROJECTIONS_GATHER: process.env.PROJECTIONS_GATHER } : {}),
       }),
     });
     processes.push(notify);
@@ -480,25 +486,56 @@ async function main() {
       floor: (afterFloor - afterNotify) / sendsCounted,
       floorC: (afterFloorC - afterFloor) / sendsCounted,
     };
-    const cpu = { notify: "", floor: "", floorC: "" };
+    // CPU ms per send of each process, over both closed-loop rounds (all the sends of the rounds).
+    const cpuOf = {
+      notify: new Map<string, number>(),
+      floor: new Map<string, number>(),
+      floorC: new Map<string, number>(),
+    };
+    const sendsOf = { notify: 0, floor: 0, floorC: 0 };
+    const addCpu = (path: keyof typeof cpuOf, run: { result: Figures; cpu: Record<string, number> }) => {
+      for (const [name, seconds] of Object.entries(run.cpu))
+        cpuOf[path].set(name, (cpuOf[path].get(name) ?? 0) + seconds);
+      sendsOf[path] += run.result.sends;
+      runs.push(run.result);
+    };
     const floorCProcesses = { koa: floorCKoa.child.pid!, grpc: floorCServer.child.pid! };
     for (let round = 0; round < 2; round++) {
-      const notifyRun = await cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
-        closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
+      addCpu(
+        "notify",
+        await cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
+          closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
+        ),
       );
-      if (round === 0) cpu.notify = perSend(notifyRun.cpu, notifyRun.result.sends);
-      runs.push(notifyRun.result);
-      const floorCRun = await cpuDuring(db, floorCProcesses, () =>
-        closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds),
+      addCpu(
+        "floorC",
+        await cpuDuring(db, floorCProcesses, () => closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds)),
       );
-      if (round === 0) cpu.floorC = perSend(floorCRun.cpu, floorCRun.result.sends);
-      runs.push(floorCRun.result);
-      const floorRun = await cpuDuring(db, { koa: floorKoa.child.pid!, grpc: floorServer.child.pid! }, () =>
-        closedLoop(floorLabel, floorUrl, {}, durationSeconds),
+      addCpu(
+        "floor",
+        await cpuDuring(db, { koa: floorKoa.child.pid!, grpc: floorServer.child.pid! }, () =>
+          closedLoop(floorLabel, floorUrl, {}, durationSeconds),
+        ),
       );
-      if (round === 0) cpu.floor = perSend(floorRun.cpu, floorRun.result.sends);
-      runs.push(floorRun.result);
     }
+    const msPerSend = (path: keyof typeof cpuOf, name: string) => ((cpuOf[path].get(name) ?? 0) * 1000) / sendsOf[path];
+    const cpu = {
+      notify: {
+        gateway: msPerSend("notify", "gateway"),
+        notify: msPerSend("notify", "notify"),
+        postgres: msPerSend("notify", "postgres"),
+      },
+      floorC: {
+        koa: msPerSend("floorC", "koa"),
+        grpc: msPerSend("floorC", "grpc"),
+        postgres: msPerSend("floorC", "postgres"),
+      },
+      floor: {
+        koa: msPerSend("floor", "koa"),
+        grpc: msPerSend("floor", "grpc"),
+        postgres: msPerSend("floor", "postgres"),
+      },
+    };
     const viaNotify = mean(
       notifyLabel,
       runs.filter((r) => r.label === notifyLabel),
@@ -513,30 +550,52 @@ async function main() {
     );
     // Open loop at half the notify path's peak, through the notify path and then floor (c) at
     // the same rate: a tail both show is the machine's (Postgres, the cores), one only ours shows
-    // is ours.
-    // Commits per send during each (the relay's passes and the projector's batches are smaller at
-    // a fixed moderate rate than with 32 sends in flight).
+    // is ours. Two rounds: the second after an idle spell (BENCH_IDLE seconds, default 45, in which
+    // nothing is sent to either path), which issue 19 found slower than the first. Per loop: the
+    // commits per send (the projector's batches are smaller at a fixed moderate rate than with 32
+    // sends in flight), the server's checkpoints and the CPU ms per send of the path's processes.
     const halfRate = Math.max(1, Math.round(viaNotify.sendsPerSecond / 2));
-    const beforeOpen = await commits(db);
-    const openRun = await checkpointsDuring(db, () =>
-      openLoop(`notify path, open loop at ${halfRate}/s (half of peak)`, notifyUrl, auth, halfRate, durationSeconds),
-    );
-    const open = openRun.result;
-    const afterOpen = await commits(db);
-    const openCRun = await checkpointsDuring(db, () =>
-      openLoop(`floor (c), open loop at ${halfRate}/s (same rate)`, floorCUrl, floorCAuth, halfRate, durationSeconds),
-    );
-    const openC = openCRun.result;
-    const afterOpenC = await commits(db);
-    // Every request of the loop was sent (the warm-up second included), so divide by all of them.
-    const openSends = (f: Figures) => f.sends + f.failures + Math.floor(halfRate);
-    const openCommits = {
-      notify: (afterOpen - beforeOpen) / openSends(open),
-      floorC: (afterOpenC - afterOpen) / openSends(openC),
-    };
+    const idleSeconds = Number(process.env.BENCH_IDLE ?? 45);
+    const openPaths = [
+      ["notify path", notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
+      ["floor (c)", floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
+    ] as const;
+    interface OpenFigures extends Figures {
+      rate: number;
+      checkpoints: number;
+      commitsPerSend: number;
+      cpuMsPerSend: number[];
+    }
+    const openRounds: { notify: OpenFigures; floorC: OpenFigures }[] = [];
+    for (let round = 1; round <= 2; round++) {
+      if (round === 2) {
+        console.log(`idle for ${idleSeconds} s before the second open-loop round`);
+        await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+      }
+      const figures: OpenFigures[] = [];
+      for (const [path, url, headers, pids] of openPaths) {
+        const label = `${path}, open loop at ${halfRate}/s, round ${round}${round === 2 ? ` (after ${idleSeconds} s idle)` : ""}`;
+        const before = await commits(db);
+        const cpuBefore = pids.map(cpuSeconds);
+        const { result, checkpoints } = await checkpointsDuring(db, () =>
+          openLoop(label, url, headers, halfRate, durationSeconds),
+        );
+        const cpuAfter = pids.map(cpuSeconds);
+        // Every request of the loop was sent (the warm-up second included), so divide by all of them.
+        const sent = result.sends + result.failures + Math.floor(halfRate);
+        figures.push({
+          ...result,
+          rate: halfRate,
+          checkpoints,
+          commitsPerSend: ((await commits(db)) - before) / sent,
+          cpuMsPerSend: pids.map((_, i) => ((cpuAfter[i]! - cpuBefore[i]!) * 1000) / sent),
+        });
+      }
+      openRounds.push({ notify: figures[0]!, floorC: figures[1]! });
+    }
     const viaDirect = await direct(scratch.url, durationSeconds);
 
-    const table = [viaNotify, floorC, floor, viaDirect, open, openC];
+    const table = [viaNotify, floorC, floor, viaDirect, ...openRounds.flatMap((r) => [r.notify, r.floorC])];
     console.table(
       table.map((f) => ({
         path: f.label,
@@ -547,24 +606,50 @@ async function main() {
         failures: f.failures,
       })),
     );
+    const verdict = (ok: boolean) => (ok ? "met" : "NOT MET");
     const ratioFloorC = viaNotify.sendsPerSecond / floorC.sendsPerSecond;
     const ratioFloor = viaNotify.sendsPerSecond / floor.sendsPerSecond;
     const ratioDirect = viaNotify.sendsPerSecond / viaDirect.sendsPerSecond;
+    const ours = cpu.notify.gateway + cpu.notify.notify;
+    const theirs = cpu.floorC.koa + cpu.floorC.grpc;
+    const cpuRatio = ours / theirs;
+    const postgresRatio = cpu.notify.postgres / cpu.floorC.postgres;
     console.log(
-      `notify path / floor (c): ${ratioFloorC.toFixed(2)} (target >= 0.6 -> ${ratioFloorC >= 0.6 ? "PASS" : "BELOW TARGET"}); ` +
+      `notify path / floor (c): ${ratioFloorC.toFixed(2)} (target >= 0.8: ${verdict(ratioFloorC >= 0.8)}); ` +
         `notify path / floor (a): ${ratioFloor.toFixed(2)}; notify path / direct (b): ${ratioDirect.toFixed(2)}`,
     );
     console.log(
-      `Postgres commits per send: notify path ${commitsPerSend.notify.toFixed(2)}, floor (c) ${commitsPerSend.floorC.toFixed(2)}, ` +
-        `floor (a) ${commitsPerSend.floor.toFixed(2)} (the same window with no sends: ${commitsPerSend.idle.toFixed(2)} per ${sendsCounted})`,
+      `Postgres commits per send: notify path ${commitsPerSend.notify.toFixed(2)} (target <= 2.3: ${verdict(commitsPerSend.notify <= 2.3)}), ` +
+        `floor (c) ${commitsPerSend.floorC.toFixed(2)}, floor (a) ${commitsPerSend.floor.toFixed(2)} ` +
+        `(the same window with no sends: ${commitsPerSend.idle.toFixed(2)} per ${sendsCounted})`,
+    );
+    const fixed = (n: number) => n.toFixed(2);
+    console.log(
+      `CPU ms per send, closed loops: notify path: gateway ${fixed(cpu.notify.gateway)}, notify ${fixed(cpu.notify.notify)}, postgres ${fixed(cpu.notify.postgres)}; ` +
+        `floor (c): koa ${fixed(cpu.floorC.koa)}, grpc ${fixed(cpu.floorC.grpc)}, postgres ${fixed(cpu.floorC.postgres)}; ` +
+        `floor (a): koa ${fixed(cpu.floor.koa)}, grpc ${fixed(cpu.floor.grpc)}, postgres ${fixed(cpu.floor.postgres)}`,
     );
     console.log(
-      `open-loop at ${halfRate}/s: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms (target < 50 -> ${open.p99Ms < 50 ? "PASS" : "ABOVE TARGET"}); ` +
-        `floor (c) at the same rate: p50 ${openC.p50Ms.toFixed(2)} ms, p99 ${openC.p99Ms.toFixed(2)} ms; ` +
-        `Postgres checkpoints during them: ${openRun.checkpoints}, ${openCRun.checkpoints}; ` +
-        `commits per send during them: ${openCommits.notify.toFixed(2)}, ${openCommits.floorC.toFixed(2)}`,
+      `CPU per send against floor (c): gateway + notify ${fixed(ours)} / ${fixed(theirs)} = ${fixed(cpuRatio)}x (target <= 1.5: ${verdict(cpuRatio <= 1.5)}); ` +
+        `Postgres ${fixed(cpu.notify.postgres)} / ${fixed(cpu.floorC.postgres)} = ${fixed(postgresRatio)}x (target <= 1.3: ${verdict(postgresRatio <= 1.3)})`,
     );
-    console.log(`CPU ms per send: notify path: ${cpu.notify}; floor (c): ${cpu.floorC}; floor (a): ${cpu.floor}`);
+    for (const [i, { notify: o, floorC: c }] of openRounds.entries()) {
+      const underTwice = o.p99Ms < 2 * c.p99Ms;
+      const under50 = c.p99Ms >= 50 || o.p99Ms < 50;
+      console.log(
+        `open loop round ${i + 1} at ${halfRate}/s: notify path p50 ${fixed(o.p50Ms)} / p99 ${fixed(o.p99Ms)} ms, ` +
+          `floor (c) p50 ${fixed(c.p50Ms)} / p99 ${fixed(c.p99Ms)} ms: p99 < 2x floor (c)'s: ${verdict(underTwice)}; ` +
+          `< 50 ms where floor (c)'s is: ${verdict(under50)}${c.p99Ms >= 50 ? " (floor (c) itself is over 50 ms)" : ""}; ` +
+          `commits per send ${fixed(o.commitsPerSend)} / ${fixed(c.commitsPerSend)}; checkpoints ${o.checkpoints} / ${c.checkpoints}; ` +
+          `CPU ms per send ${o.cpuMsPerSend.map(fixed).join(" + ")} / ${c.cpuMsPerSend.map(fixed).join(" + ")}`,
+      );
+    }
+    const [first, second] = openRounds as [(typeof openRounds)[0], (typeof openRounds)[0]];
+    console.log(
+      `the round after ${idleSeconds} s idle against the first: notify path p99 ${fixed(second.notify.p99Ms)} vs ${fixed(first.notify.p99Ms)} ms ` +
+        `(${fixed(second.notify.p99Ms / first.notify.p99Ms)}x; floor (c) ${fixed(second.floorC.p99Ms / first.floorC.p99Ms)}x): ` +
+        `no slower (within 10%, the noise of one round): ${verdict(second.notify.p99Ms <= first.notify.p99Ms * 1.1)}`,
+    );
     if (table.some((f) => f.failures > 0)) throw new Error("sends failed during the benchmark");
     await recordResult(repo, "notify", {
       bench: "notify",
@@ -574,18 +659,15 @@ async function main() {
       floor,
       floorC,
       direct: viaDirect,
-      openLoop: { ...open, rate: halfRate, checkpoints: openRun.checkpoints, commitsPerSend: openCommits.notify },
-      openLoopFloorC: {
-        ...openC,
-        rate: halfRate,
-        checkpoints: openCRun.checkpoints,
-        commitsPerSend: openCommits.floorC,
-      },
+      openRounds,
+      idleSeconds,
       ratioFloorC,
       ratioFloor,
       ratioDirect,
       commitsPerSend,
       cpuMsPerSend: cpu,
+      cpuRatio,
+      postgresRatio,
     });
   } finally {
     await db.end().catch(() => undefined);
