@@ -35,7 +35,7 @@
  * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at
  * this rate), BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU
  * profiles; bench/cpu-profile-stages.ts reads them by stage of the send),
- * OUTBOX_GATHER and PROJECTIONS_GATHER (passed to notify, to A/B them in one checkout).
+ * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -78,6 +78,14 @@ const body = JSON.stringify({
 });
 let sequence = 0;
 const nextKey = (prefix: string) => `${prefix}-${process.pid}-${sequence++}-bench`;
+
+/** An open loop's figures with what it cost (cpuMsPerSend: the path's two processes, then Postgres). */
+interface OpenFigures extends Figures {
+  rate: number;
+  checkpoints: number;
+  commitsPerSend: number;
+  cpuMsPerSend: number[];
+}
 
 /** Closed loop: `connections` clients, each sending its next request as soon as the last answered. */
 async function closedLoop(
@@ -342,6 +350,7 @@ async function main() {
         SECRETS_KEY: randomBytes(32).toString("base64"),
         ...(process.env.OUTBOX_GATHER ? { OUTBOX_GATHER: process.env.OUTBOX_GATHER } : {}),
         ...(process.env.PROJECTIONS_GATHER ? { PROJECTIONS_GATHER: process.env.PROJECTIONS_GATHER } : {}),
+        ...(process.env.NOTIFY_CHANNEL_PACING ? { NOTIFY_CHANNEL_PACING: process.env.NOTIFY_CHANNEL_PACING } : {}),
       }),
     });
     processes.push(notify);
@@ -408,6 +417,32 @@ async function main() {
     const floorCUrl = `http://127.0.0.1:${floorCKoa.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
     const auth = { authorization: `Bearer ${key}` };
     const floorCAuth = { authorization: `Bearer ${floorCKey}` };
+    /**
+     * One open loop with what it cost: commits per send (this database), the server's checkpoints,
+     * and the CPU ms per send of the path's two processes and of this database's Postgres backends.
+     */
+    const measuredOpenLoop = async (
+      label: string,
+      url: string,
+      headers: Record<string, string>,
+      rate: number,
+      pids: readonly [number, number],
+    ): Promise<OpenFigures> => {
+      const before = await commits(db);
+      const { result: measured, cpu } = await cpuDuring(db, { a: pids[0], b: pids[1] }, () =>
+        checkpointsDuring(db, () => openLoop(label, url, headers, rate, durationSeconds)),
+      );
+      const { result, checkpoints } = measured;
+      // Every request of the loop was sent (the warm-up second included), so divide by all of them.
+      const sent = result.sends + result.failures + Math.floor(rate);
+      return {
+        ...result,
+        rate,
+        checkpoints,
+        commitsPerSend: ((await commits(db)) - before) / sent,
+        cpuMsPerSend: [cpu.a!, cpu.b!, cpu.postgres!].map((seconds) => (seconds * 1000) / sent),
+      };
+    };
     const probe = await fetch(notifyUrl, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json", "idempotency-key": nextKey("probe") },
@@ -430,18 +465,11 @@ async function main() {
           [`notify path, open loop at ${rate}/s`, notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
           [`floor (c), open loop at ${rate}/s`, floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
         ] as const) {
-          const before = await commits(db);
-          const cpuBefore = pids.map(cpuSeconds);
-          const { result: open, checkpoints } = await checkpointsDuring(db, () =>
-            openLoop(label, url, headers, rate, durationSeconds),
-          );
-          const cpuMs = pids.map((pid, i) => (cpuSeconds(pid) - cpuBefore[i]!) * 1000);
-          const sent = open.sends + open.failures + Math.floor(rate);
-          const perSend = ((await commits(db)) - before) / sent;
+          const open = await measuredOpenLoop(label, url, headers, rate, pids);
           console.log(
             `${label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed; ` +
-              `${perSend.toFixed(2)} commits per send, ${checkpoints} checkpoints, ` +
-              `CPU ms per send ${cpuMs.map((ms) => (ms / sent).toFixed(2)).join(" + ")}`,
+              `${open.commitsPerSend.toFixed(2)} commits per send, ${open.checkpoints} checkpoints, ` +
+              `CPU ms per send ${open.cpuMsPerSend.map((ms) => ms.toFixed(2)).join(" + ")} (the two processes + Postgres)`,
           );
         }
       }
@@ -560,12 +588,6 @@ async function main() {
       ["notify path", notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
       ["floor (c)", floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
     ] as const;
-    interface OpenFigures extends Figures {
-      rate: number;
-      checkpoints: number;
-      commitsPerSend: number;
-      cpuMsPerSend: number[];
-    }
     const openRounds: { notify: OpenFigures; floorC: OpenFigures }[] = [];
     for (let round = 1; round <= 2; round++) {
       if (round === 2) {
@@ -575,21 +597,7 @@ async function main() {
       const figures: OpenFigures[] = [];
       for (const [path, url, headers, pids] of openPaths) {
         const label = `${path}, open loop at ${halfRate}/s, round ${round}${round === 2 ? ` (after ${idleSeconds} s idle)` : ""}`;
-        const before = await commits(db);
-        const cpuBefore = pids.map(cpuSeconds);
-        const { result, checkpoints } = await checkpointsDuring(db, () =>
-          openLoop(label, url, headers, halfRate, durationSeconds),
-        );
-        const cpuAfter = pids.map(cpuSeconds);
-        // Every request of the loop was sent (the warm-up second included), so divide by all of them.
-        const sent = result.sends + result.failures + Math.floor(halfRate);
-        figures.push({
-          ...result,
-          rate: halfRate,
-          checkpoints,
-          commitsPerSend: ((await commits(db)) - before) / sent,
-          cpuMsPerSend: pids.map((_, i) => ((cpuAfter[i]! - cpuBefore[i]!) * 1000) / sent),
-        });
+        figures.push(await measuredOpenLoop(label, url, headers, halfRate, pids));
       }
       openRounds.push({ notify: figures[0]!, floorC: figures[1]! });
     }
