@@ -15,7 +15,7 @@
  * again.
  */
 import type { Knex } from "knex";
-import { headers as natsHeaders, type JetStreamClient } from "nats";
+import { headers as natsHeaders, type JetStreamClient, type NatsConnection } from "nats";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { failureBackoffMs } from "./backoff.js";
@@ -123,37 +123,45 @@ export async function publishOutboxEntry(js: JetStreamClient, entry: OutboxEntry
 /**
  * A kept outbox's fast path (a relay with `republishAfterMs`): the writer inserts the row already
  * marked published (`published_at = now()`) and, after its commit, hands the entry to the function
- * this returns, which publishes it at once, with no pass of the relay and no statement. The relay
- * still covers every way that can fail: a publish that fails clears the row's mark and kicks the
- * relay (its next pass publishes it); a writer that dies between its commit and the publish, or a
- * failure that could not clear the mark, leaves a row the relay publishes again `republishAfterMs`
- * after the mark. The consumer deletes the row as for any kept row (consumeFromOutbox).
+ * this returns, which publishes it at once as a plain NATS message the stream captures (with its
+ * Nats-Msg-Id and traceparent headers): no relay pass, no statement, and no PubAck to wait for,
+ * because the stream's acknowledgement is not what confirms a kept row: the consumer deleting it
+ * is (consumeFromOutbox). The relay covers every way the fast path can fail: a publish refused at
+ * once (the connection closed or draining) clears the row's mark and kicks the relay, whose next
+ * pass publishes it with a PubAck; a message lost on the way, a store that refused it, or a writer
+ * that died between its commit and the publish leaves a marked row that the relay publishes again
+ * `republishAfterMs` after the mark (the stream's duplicate window drops a second copy).
  */
 export function publishAfterCommit(options: {
   db: Knex;
-  js: JetStreamClient;
+  nc: Pick<NatsConnection, "publish">;
   relay: Pick<OutboxRelay, "kick">;
   logger: Logger;
-  /** How long one publish may wait for the stream's acknowledgement. */
-  publishTimeoutMs?: number;
 }): (entry: OutboxEntry) => void {
-  const timeoutMs = options.publishTimeoutMs ?? 5_000;
   return (entry) => {
-    publishOutboxEntry(options.js, entry, timeoutMs).catch(async (error: unknown) => {
+    try {
+      const headers = natsHeaders();
+      headers.set("Nats-Msg-Id", entry.eventId);
+      if (entry.traceparent) headers.set(TRACEPARENT, entry.traceparent);
+      options.nc.publish(entry.subject, entry.payload, { headers });
+    } catch (error) {
       options.logger.warn(
         { err: error, eventId: entry.eventId },
         "publishing an event at once failed; the outbox relay publishes it",
       );
-      try {
-        await options.db(outboxTable).update({ published_at: null }).where({ event_id: entry.eventId });
-        options.relay.kick();
-      } catch (cleared) {
-        options.logger.warn(
-          { err: cleared, eventId: entry.eventId },
-          "the event's outbox row stays marked; the relay publishes it again after its republish delay",
+      options
+        .db(outboxTable)
+        .update({ published_at: null })
+        .where({ event_id: entry.eventId })
+        .then(
+          () => options.relay.kick(),
+          (cleared: unknown) =>
+            options.logger.warn(
+              { err: cleared, eventId: entry.eventId },
+              "the event's outbox row stays marked; the relay publishes it again after its republish delay",
+            ),
         );
-      }
-    });
+    }
   };
 }
 

@@ -249,7 +249,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
       traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
     });
 
-  it("publishes a committed row marked published at once, with no relay pass, and the relay leaves it alone", async () => {
+  it("publishes a committed row marked published at once (a plain message the stream captures), with no relay pass, and the relay leaves it alone", async () => {
     await relay?.stop();
     await jsm.streams.purge(stream);
     let kicks = 0;
@@ -266,7 +266,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
     });
     const publish = publishAfterCommit({
       db,
-      js: nc.jetstream(),
+      nc,
       relay: { kick: () => kicks++ },
       logger: createLogger("test", "silent"),
     });
@@ -278,6 +278,8 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
       traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
     });
     await eventually("the event published", async () => (await messages()) === 1);
+    // The same entry again (a writer's retry): the stream's duplicate window drops it by its Nats-Msg-Id.
+    publish({ eventId: "at-once-1", subject: `${ns}kept.b`, payload: Buffer.from("first") });
     // A second of relay passes later, still one message: the relay did not take the marked row.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await messages()).toBe(1);
@@ -298,12 +300,15 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
   it("when publishing at once fails, clears the row's mark and kicks the relay, which publishes it", async () => {
     await jsm.streams.purge(stream);
     let kicked = 0;
+    // A connection that refuses the publish at once (closed, or draining for a shutdown).
     const failing = {
-      publish: () => Promise.reject(new Error("503 no responders")),
-    } as unknown as ReturnType<NatsConnection["jetstream"]>;
+      publish: () => {
+        throw new Error("CONNECTION_CLOSED");
+      },
+    };
     const publish = publishAfterCommit({
       db,
-      js: failing,
+      nc: failing,
       relay: {
         kick: () => {
           kicked++;

@@ -139,7 +139,7 @@ async function main() {
   const events = createEventOutbox({
     namespace: config.NATS_NAMESPACE,
     kick: () => relay.kick(),
-    publish: publishAfterCommit({ db, js, relay, logger: logger.child({ component: "outbox-relay" }) }),
+    publish: publishAfterCommit({ db, nc, relay, logger: logger.child({ component: "outbox-relay" }) }),
   });
   const usage = createUsageStore(db);
   // Which UTC month usage counts in; tests that cross a month boundary inject their own.
