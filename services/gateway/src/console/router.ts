@@ -158,11 +158,7 @@ export function consoleMiddleware(routes: readonly ConsoleRoute[], deps: Console
 
   const dispatch = router.routes() as Middleware;
   const methods = router.allowedMethods() as Middleware;
-  return async (ctx, next) => {
-    if (!isConsolePath(ctx.path)) {
-      await next();
-      return;
-    }
+  const serve = async (ctx: Context): Promise<void> => {
     setConsoleSecurityHeaders(ctx, deps.settings.frameAncestors);
     ctx.set("cache-control", "no-store");
     try {
@@ -177,6 +173,8 @@ export function consoleMiddleware(routes: readonly ConsoleRoute[], deps: Console
       renderError(ctx, thrown, assets);
     }
   };
+  // Every other request passes straight on (no async frame of its own: this runs on every request).
+  return (ctx, next) => (isConsolePath(ctx.path) ? serve(ctx) : next());
 }
 
 async function respond(

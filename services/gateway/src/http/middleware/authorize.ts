@@ -13,16 +13,19 @@ export const TENANT_NOT_FOUND_DETAIL = "no tenant with this id is available to t
  * the Idempotency-Key (400 request.idempotency_key_required / _invalid).
  */
 export function authorize(route: TenantRoute): Middleware {
+  // The route's scopes are fixed: worked out once, not on every request.
+  const accepted = acceptedScopesOf(route);
+  const scopeMissing = `this API key lacks the scope ${accepted.join(" or ")}`;
   return async (ctx, next) => {
     const key = ctx.state.apiKey;
-    const accepted = acceptedScopesOf(route);
     if (!accepted.some((scope) => key.scopes.includes(scope))) {
-      throw new ApiError(403, `this API key lacks the scope ${accepted.join(" or ")}`, { code: "auth.scope_missing" });
+      throw new ApiError(403, scopeMissing, { code: "auth.scope_missing" });
     }
-    if (!isTenantId(tenantIdOf(ctx))) {
+    const tenantId = tenantIdOf(ctx);
+    if (!isTenantId(tenantId)) {
       throw new ApiError(400, "tenantId must be 1-64 characters of A-Z a-z 0-9 _ -", { code: "request.invalid" });
     }
-    if (!key.tenantIds.includes(tenantIdOf(ctx))) {
+    if (!key.tenantIds.includes(tenantId)) {
       throw new ApiError(404, TENANT_NOT_FOUND_DETAIL, { code: "tenant.not_found" });
     }
     if (route.mutation) ctx.state.idempotencyKey = parseIdempotencyKey(ctx.get("idempotency-key") || undefined);

@@ -25,9 +25,9 @@ export function announceDeprecations(routes: readonly CatalogRoute[], publicBase
         ]
       : [],
   );
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const match = deprecated.find((entry) => entry.methods.includes(ctx.method) && entry.path.test(ctx.path));
     if (match) ctx.set(match.headers);
-    await next();
+    return next();
   };
 }

@@ -9,9 +9,9 @@ export function resolveRequestId(header: string | undefined): string {
 }
 
 /** Sets ctx.state.requestId and the X-Request-Id response header before anything else runs. */
-export const requestId: Middleware = async (ctx, next) => {
+export const requestId: Middleware = (ctx, next) => {
   const id = resolveRequestId(ctx.get("x-request-id") || undefined);
   ctx.state.requestId = id;
   ctx.set("X-Request-Id", id);
-  await next();
+  return next();
 };

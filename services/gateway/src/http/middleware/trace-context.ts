@@ -19,13 +19,16 @@ export function traceContext(tracer: Tracer): Middleware {
     try {
       await next();
     } finally {
-      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      if (typeof route === "string") {
-        span.updateName(`${ctx.method} ${route}`);
-        span.setAttribute("http.route", route);
+      // A span that records nothing (tracing off, or not sampled) ignores its name and attributes.
+      if (span.isRecording()) {
+        const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+        if (typeof route === "string") {
+          span.updateName(`${ctx.method} ${route}`);
+          span.setAttribute("http.route", route);
+        }
+        span.setAttribute("http.response.status_code", ctx.status);
+        if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       }
-      span.setAttribute("http.response.status_code", ctx.status);
-      if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     }
   };
