@@ -120,25 +120,42 @@ export async function publishOutboxEntry(js: JetStreamClient, entry: OutboxEntry
   });
 }
 
+/** publishAfterCommit's publisher. */
+export interface AtOncePublisher {
+  /** Publishes an entry committed already marked published (within the gather window). */
+  publish(entry: OutboxEntry): void;
+  /** Publishes what the window holds now (call before draining the connection). */
+  flush(): void;
+}
+
 /**
  * A kept outbox's fast path (a relay with `republishAfterMs`): the writer inserts the row already
- * marked published (`published_at = now()`) and, after its commit, hands the entry to the function
- * this returns, which publishes it at once as a plain NATS message the stream captures (with its
+ * marked published (`published_at = now()`) and, after its commit, hands the entry to the publisher
+ * this returns, which publishes it as a plain NATS message the stream captures (with its
  * Nats-Msg-Id and traceparent headers): no relay pass, no statement, and no PubAck to wait for,
  * because the stream's acknowledgement is not what confirms a kept row: the consumer deleting it
- * is (consumeFromOutbox). The relay covers every way the fast path can fail: a publish refused at
- * once (the connection closed or draining) clears the row's mark and kicks the relay, whose next
- * pass publishes it with a PubAck; a message lost on the way, a store that refused it, or a writer
- * that died between its commit and the publish leaves a marked row that the relay publishes again
- * `republishAfterMs` after the mark (the stream's duplicate window drops a second copy).
+ * is (consumeFromOutbox). The entries handed over within `gatherMs` of the first go out together,
+ * in one socket write (a write costs more CPU than building the messages), at the cost of up to
+ * that much delay before an event reaches the stream; 0: each at once.
+ *
+ * The relay covers every way the fast path can fail: a publish refused at once (the connection
+ * closed or draining) clears the row's mark and kicks the relay, whose next pass publishes it with
+ * a PubAck; a message lost on the way, a store that refused it, or a writer that died between its
+ * commit and the publish leaves a marked row that the relay publishes again `republishAfterMs`
+ * after the mark (the stream's duplicate window drops a second copy).
  */
 export function publishAfterCommit(options: {
   db: Knex;
   nc: Pick<NatsConnection, "publish">;
   relay: Pick<OutboxRelay, "kick">;
   logger: Logger;
-}): (entry: OutboxEntry) => void {
-  return (entry) => {
+  gatherMs?: number;
+}): AtOncePublisher {
+  const gatherMs = options.gatherMs ?? 0;
+  let gathered: OutboxEntry[] = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  function send(entry: OutboxEntry): void {
     try {
       const headers = natsHeaders();
       headers.set("Nats-Msg-Id", entry.eventId);
@@ -162,6 +179,26 @@ export function publishAfterCommit(options: {
             ),
         );
     }
+  }
+
+  function flush(): void {
+    clearTimeout(timer);
+    timer = undefined;
+    const entries = gathered;
+    gathered = [];
+    for (const entry of entries) send(entry);
+  }
+
+  return {
+    publish(entry) {
+      if (gatherMs <= 0) {
+        send(entry);
+        return;
+      }
+      gathered.push(entry);
+      timer ??= setTimeout(flush, gatherMs);
+    },
+    flush,
   };
 }
 

@@ -264,7 +264,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
       registry: relayRegistry,
       metricPrefix: "atonce",
     });
-    const publish = publishAfterCommit({
+    const { publish } = publishAfterCommit({
       db,
       nc,
       relay: { kick: () => kicks++ },
@@ -306,7 +306,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
         throw new Error("CONNECTION_CLOSED");
       },
     };
-    const publish = publishAfterCommit({
+    const { publish } = publishAfterCommit({
       db,
       nc: failing,
       relay: {
@@ -325,5 +325,27 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
     const stored = await jsm.streams.getMessage(stream, { last_by_subj: `${ns}kept.b` });
     expect(stored.header.get("Nats-Msg-Id")).toBe("at-once-2");
     await consumeFromOutbox(db, "at-once-2");
+  });
+
+  it("with a gather window, publishes the entries handed over within it together, at its end or on flush", async () => {
+    await jsm.streams.purge(stream);
+    const atOnce = publishAfterCommit({
+      db,
+      nc,
+      relay: { kick: () => undefined },
+      logger: createLogger("test", "silent"),
+      gatherMs: 2_000,
+    });
+    const entry = (id: string) => ({ eventId: id, subject: `${ns}kept.c`, payload: Buffer.from(id) });
+    const started = performance.now();
+    for (const id of ["g1", "g2", "g3"]) atOnce.publish(entry(id));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await messages()).toBe(0); // still in the window
+    await eventually("the window's three published", async () => (await messages()) === 3, 5_000);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_990);
+    // A shutdown's flush publishes what the window holds without waiting for its end.
+    atOnce.publish(entry("g4"));
+    atOnce.flush();
+    await eventually("the flushed one published", async () => (await messages()) === 4, 1_500);
   });
 });

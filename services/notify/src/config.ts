@@ -86,12 +86,13 @@ const schema = z
      */
     PROJECTIONS_GATHER: env.duration(100),
     /**
-     * While sends flow, the outbox relay starts a pass at most this often, so the events committed
-     * meanwhile are published (and then projected) in one transaction rather than one each: fewer
-     * commits and less CPU per send, for up to this much more delay before an event reaches the
-     * stream, the webhooks and the poll reads. 0: a pass after every commit.
+     * How long notify gathers the events it announces before they go to the stream together: a
+     * send's outcome event waits up to this long for others to share its socket write (service-kit
+     * publishAfterCommit), and while kicks keep coming the outbox relay starts a pass at most this
+     * often. Less CPU per send (a write costs more than the messages in it), for up to this much
+     * more delay before an event reaches the stream, the webhooks and the poll reads. 0: at once.
      */
-    OUTBOX_GATHER: env.duration(25),
+    OUTBOX_GATHER: env.duration(50),
     /** The testing plan's sends per tenant and UTC month (issue 22; tests use a small one). */
     NOTIFY_TESTING_ALLOWANCE: env.positiveInt(DEFAULT_TESTING_ALLOWANCE),
     /**

@@ -136,10 +136,17 @@ async function main() {
   });
   // A send's outcome event is written already marked published and published at once after its
   // commit (no relay pass per send); the relay covers a publish that fails or never happens.
+  const atOnce = publishAfterCommit({
+    db,
+    nc,
+    relay,
+    logger: logger.child({ component: "outbox-relay" }),
+    gatherMs: config.OUTBOX_GATHER,
+  });
   const events = createEventOutbox({
     namespace: config.NATS_NAMESPACE,
     kick: () => relay.kick(),
-    publish: publishAfterCommit({ db, nc, relay, logger: logger.child({ component: "outbox-relay" }) }),
+    publish: (entry) => atOnce.publish(entry),
   });
   const usage = createUsageStore(db);
   // Which UTC month usage counts in; tests that cross a month boundary inject their own.
@@ -359,6 +366,7 @@ async function main() {
       // event finish together, within the one grace; then the relay publishes what they committed.
       await Promise.all([grpc.shutdown(graceMs), projector.stop(), callbackPass.stop()]);
       await relay.stop();
+      atOnce.flush();
       await nc.drain().catch(() => undefined);
       await metrics.close();
       await sendPool.end();
