@@ -279,6 +279,34 @@ async function checkpointsDuring<T>(
   return { result, checkpoints: (await count()) - before };
 }
 
+/**
+ * What autovacuum workers did in this database while a loop ran (sampled every 200 ms): their
+ * activities ("autovacuum: VACUUM notify.outbox"), each with how many samples saw it.
+ */
+function autovacuumsDuring(databaseUrl: string): { stop(): Promise<string[]> } {
+  const seen = new Map<string, number>();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  let running = true;
+  const sampling = (async () => {
+    await client.connect();
+    while (running) {
+      const { rows } = await client.query<{ query: string }>(
+        "select query from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()",
+      );
+      for (const { query } of rows) seen.set(query, (seen.get(query) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await client.end();
+  })();
+  return {
+    async stop() {
+      running = false;
+      await sampling;
+      return [...seen].map(([query, samples]) => `${query} (${samples} samples)`);
+    },
+  };
+}
+
 /** CPU seconds (user + system) a process has used so far, from /proc; 0 when unreadable. */
 function cpuSeconds(pid: number): number {
   try {
@@ -429,9 +457,12 @@ async function main() {
       pids: readonly [number, number],
     ): Promise<OpenFigures> => {
       const before = await commits(db);
+      const vacuums = autovacuumsDuring(scratch.url);
       const { result: measured, cpu } = await cpuDuring(db, { a: pids[0], b: pids[1] }, () =>
         checkpointsDuring(db, () => openLoop(label, url, headers, rate, durationSeconds)),
       );
+      const autovacuums = await vacuums.stop();
+      if (autovacuums.length > 0) console.log(`${label}: Postgres autovacuum ran meanwhile: ${autovacuums.join("; ")}`);
       const { result, checkpoints } = measured;
       // Every request of the loop was sent (the warm-up second included), so divide by all of them.
       const sent = result.sends + result.failures + Math.floor(rate);
