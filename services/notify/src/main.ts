@@ -93,8 +93,8 @@ async function main() {
     // Connections stay open once made (pg closes idle ones after 10 s by default): a burst after a
     // quiet spell would otherwise pay for new connections and statements prepared again.
     min: config.DATABASE_POOL_MAX,
-    // Pipeline mode: a transaction's BEGIN goes out with its first statement (inTransaction).
-    pipeline: true,
+    // No pipeline mode: the send path has no transaction of several statements left (record and
+    // complete are one autocommitted statement each), so it saved nothing (bench:notify, issue 33).
     options: `-c search_path=${NOTIFY_SCHEMA}`,
     application_name: "notify-send",
     connectionTimeoutMillis: 5_000,
