@@ -339,11 +339,6 @@ async function cpuDuring<T>(
   return { result, cpu };
 }
 
-const perSend = (cpu: Record<string, number>, sends: number) =>
-  Object.entries(cpu)
-    .map(([name, seconds]) => `${name} ${((seconds * 1000) / sends).toFixed(2)}`)
-    .join(", ");
-
 async function main() {
   const scratch = await createScratchDatabase("benchnotify");
   const natsNamespace = newNatsNamespace("bench");

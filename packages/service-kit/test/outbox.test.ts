@@ -264,14 +264,14 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
       registry: relayRegistry,
       metricPrefix: "atonce",
     });
-    const { publish } = publishAfterCommit({
+    const atOnce = publishAfterCommit({
       db,
       nc,
       relay: { kick: () => kicks++ },
       logger: createLogger("test", "silent"),
     });
     await insertMarked("at-once-1", "first");
-    publish({
+    atOnce.publish({
       eventId: "at-once-1",
       subject: `${ns}kept.b`,
       payload: Buffer.from("first"),
@@ -279,7 +279,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
     });
     await eventually("the event published", async () => (await messages()) === 1);
     // The same entry again (a writer's retry): the stream's duplicate window drops it by its Nats-Msg-Id.
-    publish({ eventId: "at-once-1", subject: `${ns}kept.b`, payload: Buffer.from("first") });
+    atOnce.publish({ eventId: "at-once-1", subject: `${ns}kept.b`, payload: Buffer.from("first") });
     // A second of relay passes later, still one message: the relay did not take the marked row.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await messages()).toBe(1);
@@ -306,7 +306,7 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
         throw new Error("CONNECTION_CLOSED");
       },
     };
-    const { publish } = publishAfterCommit({
+    const atOnce = publishAfterCommit({
       db,
       nc: failing,
       relay: {
@@ -318,8 +318,8 @@ describe("an outbox kept until its consumer removes the event (real Postgres and
       logger: createLogger("test", "silent"),
     });
     await insertMarked("at-once-2", "second");
-    publish({ eventId: "at-once-2", subject: `${ns}kept.b`, payload: Buffer.from("second") });
-    await eventually("the relay kicked", async () => kicked === 1);
+    atOnce.publish({ eventId: "at-once-2", subject: `${ns}kept.b`, payload: Buffer.from("second") });
+    await eventually("the relay kicked", () => Promise.resolve(kicked === 1));
     // The mark was cleared before the kick, so the relay's pass took the row and published it.
     await eventually("the event published by the relay", async () => (await messages()) === 1, 5_000);
     const stored = await jsm.streams.getMessage(stream, { last_by_subj: `${ns}kept.b` });
