@@ -550,6 +550,15 @@ describe("notifications", () => {
       };
     }
 
+    /** A retry replays the recorded `sent`, the provider was called once, the transcript says sent. */
+    async function expectReplayedAsSentOnce(to: string, key: string, providerCallsBefore: number): Promise<void> {
+      const retry = await retryUntilSettled(reminder(to), key);
+      expect(retry.res.status).toBe(200);
+      expect(retry.body).toMatchObject({ state: "sent", idempotencyStatus: "replayed" });
+      expect(providerCalls()).toBe(providerCallsBefore + 1);
+      expect(((await transcript(to)).body.messages as { state: string }[]).map((m) => m.state)).toEqual(["sent"]);
+    }
+
     /** Retries until the answer is neither "still in progress" nor "notify unreachable". */
     async function retryUntilSettled(body: unknown, key: string): Promise<Answer> {
       let answer: Answer | undefined;
@@ -586,11 +595,7 @@ describe("notifications", () => {
       await stack.notify.stop("SIGKILL");
       await stack.restartNotify();
 
-      const retry = await retryUntilSettled(reminder(to), key);
-      expect(retry.res.status).toBe(200);
-      expect(retry.body).toMatchObject({ state: "sent", idempotencyStatus: "replayed" });
-      expect(providerCalls()).toBe(before + 1);
-      expect(((await transcript(to)).body.messages as { state: string }[]).map((m) => m.state)).toEqual(["sent"]);
+      await expectReplayedAsSentOnce(to, key, before);
     });
 
     it("answers 409 partner.action_outcome_unknown, never a second send, when notify is killed before recording the outcome", async () => {
@@ -637,11 +642,7 @@ describe("notifications", () => {
       await expect.poll(() => commandState(key), { timeout: 15_000 }).toBe("sent");
       await stack.restartNotify();
 
-      const retry = await retryUntilSettled(reminder(to), key);
-      expect(retry.res.status).toBe(200);
-      expect(retry.body).toMatchObject({ state: "sent", idempotencyStatus: "replayed" });
-      expect(providerCalls()).toBe(before + 1);
-      expect(((await transcript(to)).body.messages as { state: string }[]).map((m) => m.state)).toEqual(["sent"]);
+      await expectReplayedAsSentOnce(to, key, before);
     });
   });
 });

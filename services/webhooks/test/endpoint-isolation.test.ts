@@ -10,8 +10,8 @@
  * control delivers to the healthy endpoint only), in the other it is on the hanging receiver. Then
  * both get the same paced bursts, every event to both endpoints: three rounds of 100 events at
  * 5/s to each process. The healthy receiver's latency from emit (the PublishEvent call) to
- * receipt beside the hanging endpoint must stay within 1.5x of the control's p99, plus an absolute
- * slack of 50 ms so that a baseline of a few milliseconds does not make the ratio flaky on a loaded
+ * receipt beside the hanging endpoint must stay within 2x of the control's p99, plus an absolute
+ * slack of 100 ms so that a baseline of a few milliseconds does not make the ratio flaky on a loaded
  * machine. The p99s compared are each process's best round: whatever else runs on the machine only
  * ever adds latency, to one process more than the other in some round, while an endpoint that
  * delays another does so in every round. Meanwhile the hanging endpoint's attempts time out
@@ -193,8 +193,11 @@ describe("isolation between endpoints (webhooks process, real Postgres and NATS)
         `; best p99 ${baselineP99} / ${mixedP99}; requests to the hanging receiver so far ${hanging.requests.length}; ` +
         `jobs deferred ${deferred}`,
     );
-    // 1.5x the baseline's p99, plus 50 ms of absolute slack for a baseline of a few milliseconds.
-    expect(mixedP99).toBeLessThanOrEqual(1.5 * baselineP99 + 50);
+    // 2x the baseline's p99, plus 100 ms of absolute slack for a baseline of a few milliseconds:
+    // under the full suite's load two healthy processes' best p99s differed by up to 1.66x (591
+    // against 355 ms on a fresh-clone run, 2026-11-27), over the 1.5x this allowed before; an
+    // endpoint that delays another costs seconds (2.1 s against 0.4 s, see above).
+    expect(mixedP99).toBeLessThanOrEqual(2 * baselineP99 + 100);
 
     // Meanwhile the hanging endpoint's attempts time out and are retried.
     await eventually(
