@@ -120,6 +120,12 @@ export async function publishOutboxEntry(js: JetStreamClient, entry: OutboxEntry
   });
 }
 
+/** At debug level, one line per published event, with the trace id of the change that wrote it. */
+function logEventPublished(logger: Logger, entry: Pick<OutboxEntry, "eventId" | "subject" | "traceparent">): void {
+  if (!logger.isLevelEnabled("debug")) return;
+  withTraceId(logger, entry.traceparent).debug({ eventId: entry.eventId, subject: entry.subject }, "event published");
+}
+
 /** publishAfterCommit's publisher. */
 export interface AtOncePublisher {
   /** Publishes an entry committed already marked published (within the gather window). */
@@ -161,6 +167,7 @@ export function publishAfterCommit(options: {
       headers.set("Nats-Msg-Id", entry.eventId);
       if (entry.traceparent) headers.set(TRACEPARENT, entry.traceparent);
       options.nc.publish(entry.subject, entry.payload, { headers });
+      logEventPublished(options.logger, entry);
     } catch (error) {
       options.logger.warn(
         { err: error, eventId: entry.eventId },
@@ -342,14 +349,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
   }
 
-  /** At debug level, one line per published event, with the trace id of the change that wrote it. */
   function logPublished(rows: OutboxRow[]): void {
-    if (!options.logger.isLevelEnabled("debug")) return;
     for (const row of rows) {
-      withTraceId(options.logger, row.traceparent ?? undefined).debug(
-        { eventId: row.event_id, subject: row.subject },
-        "event published",
-      );
+      logEventPublished(options.logger, {
+        eventId: row.event_id,
+        subject: row.subject,
+        traceparent: row.traceparent ?? undefined,
+      });
     }
   }
 

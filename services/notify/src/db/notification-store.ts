@@ -299,6 +299,8 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         type: `notification.${state}`,
         tenantId: send.tenantId,
         occurredAt,
+        // The row keeps it too (the statement's own parameter); the message published at once carries it.
+        traceparent: send.traceparent,
         object: {
           notification_id: send.notificationId,
           type: result.type,
