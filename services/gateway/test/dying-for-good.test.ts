@@ -8,7 +8,9 @@
  *   `idempotency.in_progress` (its claim on the key), and its repeats with the same key end 409
  *   `partner.action_outcome_unknown` once NOTIFICATION_LEASE has passed, never sending twice.
  * - Polls: the projector's events the dead process had fetched come back to the survivor after
- *   PROJECTIONS_ACK_WAIT; every event of the tenant on the stream is applied exactly once (one
+ *   PROJECTIONS_ACK_WAIT, and an outcome's event it had committed but not yet sent (published at
+ *   once, gathered for OUTBOX_GATHER) is published by the survivor's relay after
+ *   OUTBOX_REPUBLISH_AFTER; every event of the tenant on the stream is applied exactly once (one
  *   projection_events row, one activity row each, one work row per notification).
  * - Usage cap: the soft and the hard cap each cross exactly once for the month.
  * The bounds are in docs/operations.md, "When a process dies". About 10 s.
@@ -36,6 +38,9 @@ const notifyEnv = {
   IDEMPOTENCY_LEASE: "2s",
   PROJECTIONS_ACK_WAIT: "2s",
   OUTBOX_POLL_INTERVAL: "200ms",
+  // An outcome's event published at once but still gathered in the dead process's buffer is
+  // published again by the survivor's relay after this (default 1 min).
+  OUTBOX_REPUBLISH_AFTER: "2s",
 };
 
 describe("a notify process killed with -9 under sends, usage records and projection, never restarted", () => {
@@ -238,7 +243,8 @@ describe("a notify process killed with -9 under sends, usage records and project
       const projectedSeconds = (Date.now() - killedAt) / 1000;
       // The bounds (docs/operations.md, "When a process dies"), with 5 s of margin for a loaded
       // machine: a cut-off send is settled once NOTIFICATION_LEASE (2 s) has passed, and the events
-      // the dead process had fetched are projected once PROJECTIONS_ACK_WAIT (2 s) has passed.
+      // the dead process had fetched are projected once PROJECTIONS_ACK_WAIT (2 s) has passed, and
+      // those it had not yet sent once OUTBOX_REPUBLISH_AFTER (2 s) has passed.
       expect(loadSeconds).toBeLessThan(2 + 5);
       expect(projectedSeconds).toBeLessThan(loadSeconds + 2 + 5);
       const byType = await onStream();
