@@ -103,7 +103,14 @@ function toJson(value: unknown, path: string, problems: EnvelopeProblem[]): Json
   return null;
 }
 
-const EVENT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** An event id: the platform's are `evt_` + 24 hex; a producer's own 1-128 of A-Z a-z 0-9 _ . : -. */
+export const EVENT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** An event type: `family.name`. */
+export const EVENT_TYPE = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
+
+/** The envelope's keys in the order the body carries them (serializeEnvelope). */
+export const envelopeKeys = ["id", "type", "api_version", "occurred_at", "tenant", "livemode", "data"] as const;
 
 /**
  * Builds the envelope of one event for one endpoint. `apiVersion` is the endpoint's pinned
@@ -113,8 +120,7 @@ export function buildEnvelope(event: PlatformEvent, options: { apiVersion: strin
   const problems: EnvelopeProblem[] = [];
   if (!EVENT_ID.test(event.id))
     problems.push({ path: "id", message: "must be 1-128 characters of A-Z a-z 0-9 _ . : -" });
-  if (!/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/.test(event.type))
-    problems.push({ path: "type", message: "must be family.name" });
+  if (!EVENT_TYPE.test(event.type)) problems.push({ path: "type", message: "must be family.name" });
   if (event.tenant === "") problems.push({ path: "tenant", message: "must not be empty" });
   if (Number.isNaN(event.occurredAt.getTime())) problems.push({ path: "occurred_at", message: "invalid date" });
   if (!isPlainObject(event.object)) problems.push({ path: "data.object", message: "must be a plain object" });
