@@ -751,6 +751,18 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       emission: "emitted",
       subscribable: true,
     });
+    // Each subscribable type carries its envelope's JSON Schema and an example; the others neither.
+    for (const t of eventTypes) {
+      if (!t.subscribable) {
+        expect([t.schemaJson, t.exampleJson], t.type).toEqual(["", ""]);
+        continue;
+      }
+      expect(JSON.parse(t.schemaJson), t.type).toMatchObject({
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        properties: { type: { const: t.type }, api_version: { const: currentApiVersion } },
+      });
+      expect(JSON.parse(t.exampleJson), t.type).toMatchObject({ type: t.type, api_version: currentApiVersion });
+    }
   });
 
   describe("the delivery ledger", () => {

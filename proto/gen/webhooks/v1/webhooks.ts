@@ -233,6 +233,16 @@ export interface EventType {
   /** "emitted", "delivery_not_established" or "coming_soon". */
   emission: string;
   subscribable: boolean;
+  /**
+   * The JSON Schema (draft 2020-12) of the type's whole envelope for the current api_version, as
+   * JSON text; empty for a type that is not subscribable.
+   */
+  schemaJson: string;
+  /**
+   * An example envelope valid against schema_json (what a test delivery's data.object carries), as
+   * JSON text; empty for a type that is not subscribable.
+   */
+  exampleJson: string;
 }
 
 export interface ListEventTypesRequest {
@@ -2854,7 +2864,7 @@ export const RotateSecretResponse: MessageFns<RotateSecretResponse> = {
 };
 
 function createBaseEventType(): EventType {
-  return { type: "", description: "", emission: "", subscribable: false };
+  return { type: "", description: "", emission: "", subscribable: false, schemaJson: "", exampleJson: "" };
 }
 
 export const EventType: MessageFns<EventType> = {
@@ -2870,6 +2880,12 @@ export const EventType: MessageFns<EventType> = {
     }
     if (message.subscribable !== false) {
       writer.uint32(32).bool(message.subscribable);
+    }
+    if (message.schemaJson !== "") {
+      writer.uint32(42).string(message.schemaJson);
+    }
+    if (message.exampleJson !== "") {
+      writer.uint32(50).string(message.exampleJson);
     }
     return writer;
   },
@@ -2919,6 +2935,22 @@ export const EventType: MessageFns<EventType> = {
             message.subscribable = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.schemaJson = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.exampleJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2937,6 +2969,16 @@ export const EventType: MessageFns<EventType> = {
       description: isSet(object.description) ? globalThis.String(object.description) : "",
       emission: isSet(object.emission) ? globalThis.String(object.emission) : "",
       subscribable: isSet(object.subscribable) ? globalThis.Boolean(object.subscribable) : false,
+      schemaJson: isSet(object.schemaJson)
+        ? globalThis.String(object.schemaJson)
+        : isSet(object.schema_json)
+        ? globalThis.String(object.schema_json)
+        : "",
+      exampleJson: isSet(object.exampleJson)
+        ? globalThis.String(object.exampleJson)
+        : isSet(object.example_json)
+        ? globalThis.String(object.example_json)
+        : "",
     };
   },
 
@@ -2954,6 +2996,12 @@ export const EventType: MessageFns<EventType> = {
     if (message.subscribable !== false) {
       obj.subscribable = message.subscribable;
     }
+    if (message.schemaJson !== "") {
+      obj.schemaJson = message.schemaJson;
+    }
+    if (message.exampleJson !== "") {
+      obj.exampleJson = message.exampleJson;
+    }
     return obj;
   },
 
@@ -2966,6 +3014,8 @@ export const EventType: MessageFns<EventType> = {
     message.description = object.description ?? "";
     message.emission = object.emission ?? "";
     message.subscribable = object.subscribable ?? false;
+    message.schemaJson = object.schemaJson ?? "";
+    message.exampleJson = object.exampleJson ?? "";
     return message;
   },
 };
