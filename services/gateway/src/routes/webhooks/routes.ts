@@ -79,11 +79,14 @@ export const webhookRoutes: TenantRoute[] = (
       scope,
       mutation: false,
       tag,
-      summary: "List the event catalog.",
+      summary: "List the event catalog, with each type's JSON Schema and example.",
       description:
-        "All fifteen event types with their emission status: `emitted`, `delivery_not_established` (subscribable; " +
-        "delivery not established yet) and `coming_soon` (listed, not subscribable). `currentApiVersion` is the " +
-        "payload version new endpoints are pinned to.",
+        "All 20 event types: 15 subscribable, each with `schema` (the JSON Schema, draft 2020-12, of its whole " +
+        "envelope as delivered for `currentApiVersion`, snapshot included) and `example` (an envelope valid against " +
+        "it, the data a test delivery of the type carries), and 5 `coming_soon` (listed, not subscribable; " +
+        "`schema` and `example` null). Emission status: `emitted`, `delivery_not_established` (subscribable; " +
+        "delivery not established yet) or `coming_soon`. `currentApiVersion` is the payload version new endpoints " +
+        "are pinned to.",
       responseSchema: "WebhookEventTypes",
       problems: [],
       async handle(ctx, deps) {
@@ -94,6 +97,8 @@ export const webhookRoutes: TenantRoute[] = (
             description: t.description,
             emission: t.emission,
             subscribable: t.subscribable,
+            schema: t.schemaJson === "" ? null : (JSON.parse(t.schemaJson) as unknown),
+            example: t.exampleJson === "" ? null : (JSON.parse(t.exampleJson) as unknown),
           })),
           currentApiVersion: answer.currentApiVersion,
         };

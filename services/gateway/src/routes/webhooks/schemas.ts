@@ -125,13 +125,26 @@ export const webhookSchemas = {
         type: "array",
         items: {
           type: "object",
-          required: ["type", "description", "emission", "subscribable"],
+          required: ["type", "description", "emission", "subscribable", "schema", "example"],
           additionalProperties: false,
           properties: {
             type: { type: "string" },
             description: { type: "string" },
             emission: { type: "string", enum: ["emitted", "delivery_not_established", "coming_soon"] },
             subscribable: { type: "boolean" },
+            schema: {
+              type: ["object", "null"],
+              description:
+                "The JSON Schema (draft 2020-12, `$schema` says so) of the type's whole envelope as delivered for " +
+                "`currentApiVersion`: `id`, `type`, `api_version`, `occurred_at`, `tenant`, `livemode` and " +
+                "`data.object` (the snapshot, no other fields). Null for a type that is not subscribable.",
+            },
+            example: {
+              type: ["object", "null"],
+              description:
+                "An envelope of the type, valid against `schema`, keys in the order the body carries them; a test " +
+                "delivery of the type carries its `data`. Null for a type that is not subscribable.",
+            },
           },
         },
       },
