@@ -38,9 +38,18 @@ export {
 
 export const signingSecretPrefix = "whsec_";
 
-/** A new endpoint signing secret: `whsec_` and 43 base64url characters (32 random bytes). */
+/**
+ * A new endpoint signing secret: `whsec_` and 43 base64url characters (32 random bytes), drawn
+ * again until none is `-` or `_` (about 4 draws on average), so the same 43 characters are also
+ * standard base64: Standard Webhooks libraries, which decode the standard alphabet, accept the
+ * secret as shown (delivery/standard-signature.ts). The key keeps about 254 bits of entropy
+ * (42 characters of 62 values and a last one of 16) instead of 256.
+ */
 export function generateSigningSecret(): string {
-  return `${signingSecretPrefix}${randomBytes(32).toString("base64url")}`;
+  for (;;) {
+    const encoded = randomBytes(32).toString("base64url");
+    if (/^[A-Za-z0-9]+$/.test(encoded)) return `${signingSecretPrefix}${encoded}`;
+  }
 }
 
 export function isSigningSecret(value: string): boolean {
