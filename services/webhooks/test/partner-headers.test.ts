@@ -109,7 +109,7 @@ describe("partner-facing headers and back-pressure (webhooks process, real Postg
   it("a new endpoint: the secret CreateEndpoint showed verifies both schemes on a real delivery", async () => {
     const inbox = await receiver();
     const created = await create("std-new", inbox.url, ["booking.*"]);
-    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9]{43}$/);
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9]{44}$/);
     const published = await service.publish({
       tenantId: "std-new",
       type: "booking.created",
@@ -128,7 +128,7 @@ describe("partner-facing headers and back-pressure (webhooks process, real Postg
         done,
       ),
     );
-    expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9]{43}$/);
+    expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9]{44}$/);
     expect(rotated.secret).not.toBe(created.secret);
     const published = await service.publish({ tenantId: "std-rot", type: "booking.created" });
     const request = await eventually("the delivery", () => inbox.requests[0]);

@@ -19,7 +19,17 @@ describe("standard signature", () => {
     );
   });
 
-  it("keys with the 32 bytes after whsec_, read in either base64 alphabet", () => {
+  it("matches the docs' known answer, computed with openssl", () => {
+    const key = standardKeyOf("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    expect(standardHeaders(["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], "evt_1", 1782900000, '{"id":"evt_1"}')).toEqual({
+      "webhook-id": "evt_1",
+      "webhook-timestamp": "1782900000",
+      "webhook-signature": "v1,tL/gZVDpWt21xneSCH53T/zC/Fi5SNhNkUmZfGd3DrU=",
+    });
+    expect(key).toHaveLength(24);
+  });
+
+  it("keys an older 43-character base64url secret with its 32 bytes, read in either base64 alphabet", () => {
     const encoded = Buffer.alloc(32, 0xfb).toString("base64url");
     expect(encoded).toMatch(/^(-_v7){10}-_s$/);
     expect(standardKeyOf(`whsec_${encoded}`)).toEqual(Buffer.alloc(32, 0xfb));
@@ -28,9 +38,10 @@ describe("standard signature", () => {
     expect(() => standardKeyOf("whsec_")).toThrow(TypeError);
   });
 
-  it("draws new secrets in the alphabet both base64 variants share, so the package accepts them as shown", () => {
+  it("issues secrets the package accepts as shown: 44 alphanumerics, 33 bytes in either alphabet, no padding", () => {
     for (const secret of Array.from({ length: 200 }, generateSigningSecret)) {
-      expect(secret).toMatch(/^whsec_[A-Za-z0-9]{43}$/);
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9]{44}$/);
+      expect(standardKeyOf(secret)).toHaveLength(33);
       expect(new Webhook(secret).sign("evt_1", new Date(1_782_900_000_000), body)).toBe(
         standardSignature(standardKeyOf(secret), "evt_1", 1_782_900_000, body),
       );

@@ -8,10 +8,11 @@
  *                      secret, space-separated (both during a rotation's 24 hours)
  *
  * The HMAC key is what Standard Webhooks libraries make of the secret the partner was shown: the
- * part after `whsec_`, base64-decoded. Our secrets are base64url; Node's decoder reads both
- * alphabets (`-` as `+`, `_` as `/`, padding optional), so the key is the secret's 32 bytes
- * whichever alphabet it is written in. Service-Signature keeps its own key (the whole string as
- * UTF-8), so existing verifiers are unaffected.
+ * part after `whsec_`, base64-decoded. Secrets issued now are 44 alphanumerics (33 bytes, the same
+ * in either alphabet, no padding: domain/secret-box.ts); those issued before are 43 base64url
+ * characters (32 bytes). Node's decoder reads both alphabets (`-` as `+`, `_` as `/`, padding
+ * optional), so the key is the secret's bytes whichever way it is written. Service-Signature keeps
+ * its own key (the whole string as UTF-8), so existing verifiers are unaffected.
  */
 import { createHmac } from "node:crypto";
 import { signingSecretPrefix } from "../domain/secret-box.js";
