@@ -158,6 +158,25 @@ describe("batched attempt records (real Postgres)", () => {
     expect((attempts[0] as { response_body: Buffer }).response_body.toString()).toBe("down");
   });
 
+  it("stores the due time a Retry-After asked for: the attempt's end + the wait, written to the row", async () => {
+    const id = await delivery(await endpoint());
+    // Due in the future, as a real one is (the sweeper's test takes overdue rows).
+    const at = Date.now();
+    const attempt = {
+      ...failed(),
+      statusCode: 429,
+      attemptedAt: new Date(at),
+      durationMs: 250,
+    };
+    const recorded = await record(id, { ...attempt, retryAfterMs: 120_000 }, delays);
+    expect(recorded).toMatchObject({ number: 1, status: "awaiting_retry" });
+    expect(recorded.nextAttemptAt).toEqual(new Date(at + 250 + 120_000));
+    expect(await db("deliveries").where({ id }).first("attempts", "next_attempt_at")).toEqual({
+      attempts: 1,
+      next_attempt_at: new Date(at + 250 + 120_000),
+    });
+  });
+
   it("keeps a delivery held when its endpoint was paused during a failed attempt; a success still ends it", async () => {
     const endpointId = await endpoint();
     const first = await delivery(endpointId);

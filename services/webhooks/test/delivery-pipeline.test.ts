@@ -7,6 +7,7 @@
  */
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { verifyWebhook } from "@platform/webhook-verifier";
+import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BusEvent } from "@platform/proto/webhooks/v1";
@@ -119,6 +120,13 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
       data: { object: { booking_id: "bk_1", starts_at: "2026-12-01T09:00:00Z", status: "confirmed" } },
     });
     expect(verifyWebhook({ payload: request.body, header, secrets: endpoint.secret }).id).toBe(published.eventId);
+    // The Standard Webhooks headers beside it, with the same t, verified by the spec's own package.
+    expect(request.headers["webhook-id"]).toBe(published.eventId);
+    expect(`t=${String(request.headers["webhook-timestamp"])}`).toBe(header.split(",")[0]);
+    const standard = request.headers as Record<string, string>;
+    expect(new Webhook(endpoint.secret).verify(request.body.toString(), standard)).toMatchObject({
+      id: published.eventId,
+    });
 
     // The stripe SDK refuses a tampered body, a wrong secret and a signature older than 5 minutes.
     const tampered = Buffer.from(request.body.toString("utf8").replace('"bk_1"', '"bk_2"'));
@@ -294,6 +302,9 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
     for (const secret of [during.secret, previousSecret]) {
       expect(stripe.webhooks.constructEvent(request.body, header, secret)).toMatchObject({ type: "escalation.raised" });
       expect(verifyWebhook({ payload: request.body, header, secrets: [secret] }).type).toBe("escalation.raised");
+      expect(
+        new Webhook(secret).verify(request.body.toString(), request.headers as Record<string, string>),
+      ).toMatchObject({ type: "escalation.raised" });
     }
 
     const late = await eventually("the delivery after the grace", () => expired.requests[0]);
@@ -303,6 +314,10 @@ describe("the delivery pipeline (webhooks process, real Postgres and NATS, HTTPS
     expect(() => stripe.webhooks.constructEvent(late.body, lateHeader, previousSecret)).toThrow(
       Stripe.errors.StripeSignatureVerificationError,
     );
+    expect(String(late.headers["webhook-signature"]).split(" ")).toHaveLength(1);
+    expect(() =>
+      new Webhook(previousSecret).verify(late.body.toString(), late.headers as Record<string, string>),
+    ).toThrow(WebhookVerificationError);
   });
 
   it("never creates a second delivery for an event that arrives again", async () => {

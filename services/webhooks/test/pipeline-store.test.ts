@@ -330,6 +330,20 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       expect(attempts.every((a: { status_code: number }) => a.status_code === 503)).toBe(true);
     });
 
+    it("stores the due time a Retry-After asked for: the attempt's end + the wait, written to the row", async () => {
+      const { id } = await delivery(await endpoint("c"));
+      // Due in the future, as a real one is (the sweeper's test takes overdue rows).
+      const at = Date.now();
+      const attempt = { ...failed(), attemptedAt: new Date(at), durationMs: 250 };
+      const recorded = await store().recordAttempt(id, { ...attempt, retryAfterMs: 120_000 }, delays);
+      expect(recorded).toMatchObject({ number: 1, status: "awaiting_retry" });
+      expect(recorded.nextAttemptAt).toEqual(new Date(at + 250 + 120_000));
+      expect(await db("deliveries").where({ id }).first("attempts", "next_attempt_at")).toEqual({
+        attempts: 1,
+        next_attempt_at: new Date(at + 250 + 120_000),
+      });
+    });
+
     it("keeps a delivery held when its endpoint was paused during a failed attempt; a success still ends it", async () => {
       const endpointId = await endpoint("c");
       const first = await delivery(endpointId);

@@ -279,6 +279,7 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
           now: new Date(attempt.attemptedAt.getTime() + attempt.durationMs),
           delaysMs: item.delaysMs,
           endpointPaused: row.paused,
+          retryAfterMs: attempt.retryAfterMs ?? null,
         },
       );
       const next = transition?.state ?? state;

@@ -90,6 +90,8 @@ export interface AttemptToRecord {
   error: string | null;
   responseBody: Buffer;
   responseBodyTruncated: boolean;
+  /** The wait a 429 or 503 asked for with Retry-After (domain/retry-delays.ts), if it did. */
+  retryAfterMs?: number | null;
 }
 
 export interface RecordedAttempt {
@@ -275,6 +277,7 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
             now: new Date(attempt.attemptedAt.getTime() + attempt.durationMs),
             delaysMs,
             endpointPaused: endpoint?.paused ?? false,
+            retryAfterMs: attempt.retryAfterMs ?? null,
           },
         );
         const next = transition?.state ?? stateOf(row);

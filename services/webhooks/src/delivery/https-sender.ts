@@ -122,6 +122,9 @@ export function createHttpsSender(options: { socketsPerOrigin: number }): HttpsS
         req.on("error", (error) => finish(timedOut ? { kind: "timeout" } : classifyTransportError(error)));
         req.on("response", (res) => {
           const status = res.statusCode ?? 0;
+          const retryAfter = res.headers["retry-after"];
+          const answered: AttemptResult =
+            retryAfter === undefined ? { kind: "response", status } : { kind: "response", status, retryAfter };
           const chunks: Buffer[] = [];
           let size = 0;
           const keep = () => {
@@ -134,13 +137,13 @@ export function createHttpsSender(options: { socketsPerOrigin: number }): HttpsS
             if (size > storedResponseBodyBytes) {
               // Enough kept: the rest is not read (the connection is closed instead).
               const { body } = keep();
-              finish({ kind: "response", status }, body, true);
+              finish(answered, body, true);
               res.destroy();
             }
           });
           res.on("end", () => {
             const { body, truncated } = keep();
-            finish({ kind: "response", status }, body, truncated);
+            finish(answered, body, truncated);
           });
           res.on("error", (error) => finish(timedOut ? { kind: "timeout" } : classifyTransportError(error)));
           res.on("aborted", () => finish(timedOut ? { kind: "timeout" } : { kind: "connection_error" }));

@@ -36,6 +36,26 @@ describe("record", () => {
   const failed: AttemptOutcome = { ok: false, reason: "non_2xx_status", statusCode: 503 };
   const succeeded: AttemptOutcome = { ok: true, statusCode: 200 };
 
+  it("passes on the wait a 429 or 503 asked for with Retry-After, from the end of the attempt; not a 500's", async () => {
+    const { deps: d, calls } = stageDeps(claimed());
+    const at = new Date("2026-11-27T12:00:00.000Z");
+    const asking = (status: number, retryAfter: string) => ({
+      ...answered(status, 400),
+      result: { kind: "response" as const, status, retryAfter },
+    });
+    const outcome = (status: number): AttemptOutcome => ({ ok: false, reason: "non_2xx_status", statusCode: status });
+    await recordAttempt(d, claimedDelivery(), at, asking(429, "120"), outcome(429));
+    await recordAttempt(d, claimedDelivery(), at, asking(503, "Fri, 27 Nov 2026 12:05:00 GMT"), outcome(503));
+    await recordAttempt(d, claimedDelivery(), at, asking(500, "120"), outcome(500));
+    await recordAttempt(d, claimedDelivery(), at, asking(429, "later"), outcome(429));
+    expect(calls.map((call) => (call[2] as { retryAfterMs?: number }).retryAfterMs)).toEqual([
+      120_000,
+      5 * 60_000 - 400,
+      undefined,
+      undefined,
+    ]);
+  });
+
   it("writes the attempt as it went, with the retry delays", async () => {
     const { deps: d, calls } = stageDeps(claimed());
     const response = { ...answered(503, 12), responseBody: Buffer.from("down"), truncated: true };

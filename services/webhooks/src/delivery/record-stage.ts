@@ -5,6 +5,7 @@
  */
 import type { AttemptStore, ClaimedDelivery, RecordedAttempt } from "../db/attempt-store.js";
 import type { AttemptOutcome } from "../domain/attempt-outcome.js";
+import { retryAfterMs } from "../domain/retry-delays.js";
 import type { ClaimedAttempt, JobMessage } from "./claim-stage.js";
 import type { DeliveryResponse } from "./https-sender.js";
 import type { PipelineMetrics } from "./pipeline-metrics.js";
@@ -21,6 +22,16 @@ export type AttemptMetrics = Pick<
   "attempts" | "attemptSeconds" | "deadLetters" | "retriesScheduled" | "deliverySeconds"
 >;
 
+/**
+ * The wait a 429 or 503 asked for with Retry-After, from the end of the attempt (when its answer
+ * was read); null otherwise (retry-delays.ts).
+ */
+export function askedWaitMs(attemptedAt: Date, response: DeliveryResponse): number | null {
+  const { result } = response;
+  if (result.kind !== "response") return null;
+  return retryAfterMs(result.status, result.retryAfter, new Date(attemptedAt.getTime() + response.durationMs));
+}
+
 /** The attempt and the delivery's new state, in the store's one transaction. */
 export function recordAttempt(
   deps: RecordDeps,
@@ -29,6 +40,7 @@ export function recordAttempt(
   response: DeliveryResponse,
   outcome: AttemptOutcome,
 ): Promise<RecordedAttempt> {
+  const retryAfter = outcome.ok ? null : askedWaitMs(attemptedAt, response);
   return deps.store.recordAttempt(
     delivery.id,
     {
@@ -39,6 +51,7 @@ export function recordAttempt(
       error: outcome.ok ? null : outcome.reason,
       responseBody: response.responseBody,
       responseBodyTruncated: response.truncated,
+      ...(retryAfter === null ? {} : { retryAfterMs: retryAfter }),
     },
     deps.retryDelaysMs,
   );
@@ -72,6 +85,8 @@ export function reportAttempt(
       durationMs: response.durationMs,
       status: recorded.status,
       nextAttemptAt: recorded.nextAttemptAt?.toISOString(),
+      // The wait a 429 or 503 asked for (Retry-After), when it did.
+      retryAfterMs: outcome.ok ? undefined : (askedWaitMs(attemptedAt, response) ?? undefined),
     },
     recorded.deadLettered ? "delivery dead-lettered; the endpoint is paused" : "delivery attempt",
   );

@@ -15,6 +15,7 @@ import {
   stageDeps,
 } from "./attempt-fakes.testing.js";
 import { endpointSecretsOf, openSecrets, signedHeaders, userAgent } from "./sign-stage.js";
+import { standardKeyOf, standardSignature } from "./standard-signature.js";
 
 describe("sign", () => {
   const previous = generateSigningSecret();
@@ -67,6 +68,9 @@ describe("sign", () => {
       [signatureHeaderName]: signDelivery(secrets, body, now),
       "service-event-id": "evt_1",
       "service-delivery-id": "dlv_1",
+      "webhook-id": "evt_1",
+      "webhook-timestamp": "1772366400",
+      "webhook-signature": standardSignature(standardKeyOf(secret), "evt_1", 1772366400, body),
     });
   });
 });

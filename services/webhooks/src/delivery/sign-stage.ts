@@ -5,8 +5,15 @@
  */
 import type { AttemptStore, ClaimedDelivery } from "../db/attempt-store.js";
 import { openSecret, type SecretKeyRing } from "../domain/secret-box.js";
-import { rotationGraceMs, signatureHeaderName, signDelivery, type EndpointSecrets } from "../domain/signature.js";
+import {
+  rotationGraceMs,
+  signatureHeaderName,
+  signatureHeaderValue,
+  signingSecrets,
+  type EndpointSecrets,
+} from "../domain/signature.js";
 import type { ClaimedAttempt, JobMessage } from "./claim-stage.js";
+import { standardHeaders } from "./standard-signature.js";
 
 export const userAgent = "platform-webhooks/1.0";
 
@@ -57,18 +64,25 @@ export async function openSecrets(
   }
 }
 
-/** The headers of the POST of `body`, signed at `now`. */
+/**
+ * The headers of the POST of `body`, signed at `now`: Service-Signature (spec 6.2) and the
+ * Standard Webhooks headers (standard-signature.ts), with the same `t` and the same secrets (the
+ * previous one too within a rotation's grace).
+ */
 export function signedHeaders(
   delivery: ClaimedDelivery,
   secrets: EndpointSecrets,
   body: Buffer,
   now: Date,
 ): Record<string, string> {
+  const signing = signingSecrets(secrets, now);
+  const t = Math.floor(now.getTime() / 1000);
   return {
     "content-type": "application/json",
     "user-agent": userAgent,
-    [signatureHeaderName]: signDelivery(secrets, body, now),
+    [signatureHeaderName]: signatureHeaderValue(signing, t, body),
     "service-event-id": delivery.eventId,
     "service-delivery-id": delivery.id,
+    ...standardHeaders(signing, delivery.eventId, t, body),
   };
 }

@@ -6,7 +6,8 @@
 
 /** What the HTTP client saw, in transport-neutral words. */
 export type AttemptResult =
-  | { kind: "response"; status: number }
+  /** `retryAfter`: the answer's Retry-After header as received (retry-delays.ts reads it). */
+  | { kind: "response"; status: number; retryAfter?: string }
   | { kind: "timeout" }
   | { kind: "connection_error" }
   | { kind: "tls_error" }

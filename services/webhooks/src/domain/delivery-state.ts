@@ -8,14 +8,15 @@
  *     pending / awaiting_retry ───────────┘
  *        │ attempt
  *        ├─ 2xx ─────────────────────────> succeeded
- *        ├─ failure, attempts < 8 ───────> awaiting_retry (next at now + delay[attempts-1])
+ *        ├─ failure, attempts < 8 ───────> awaiting_retry (next at now + delay[attempts-1], or later
+ *        │                                 when a 429/503 asked so with Retry-After)
  *        └─ failure, attempt 8 ──────────> dead_lettered, and the endpoint is paused
  *   dead_lettered / awaiting_retry ──redrive (within 30 days)──> pending (a fresh run of 8), or held
  *
  * Nothing here reads a clock: `now` is always an argument.
  */
 import { DomainError, NotFoundError } from "@platform/service-kit/errors";
-import { maxAttempts, retryDelayCount } from "./retry-delays.js";
+import { maxAttempts, nextAttemptDue, retryDelayCount } from "./retry-delays.js";
 
 export type DeliveryStatus = "pending" | "succeeded" | "awaiting_retry" | "dead_lettered" | "held";
 
@@ -84,6 +85,15 @@ export class DeliveryNotFoundError extends NotFoundError {
   }
 }
 
+export interface AttemptOptions {
+  /** When the attempt ended: the wait before the next one counts from here. */
+  now: Date;
+  delaysMs: readonly number[];
+  endpointPaused: boolean;
+  /** The wait a 429 or 503 asked for with Retry-After (retry-delays.ts nextAttemptDue). */
+  retryAfterMs?: number | null;
+}
+
 /** A delivery for a matching event: due now, or held while the endpoint is paused. */
 export function newDelivery(options: { now: Date; endpointPaused: boolean }): DeliveryState {
   return options.endpointPaused
@@ -96,11 +106,7 @@ export function newDelivery(options: { now: Date; endpointPaused: boolean }): De
  * failure before the 8th schedules the next attempt (or holds the delivery if the endpoint was
  * paused meanwhile); the 8th failure dead-letters it and pauses the endpoint.
  */
-export function recordAttempt(
-  state: DeliveryState,
-  verdict: AttemptVerdict,
-  options: { now: Date; delaysMs: readonly number[]; endpointPaused: boolean },
-): Transition {
+export function recordAttempt(state: DeliveryState, verdict: AttemptVerdict, options: AttemptOptions): Transition {
   if (state.status !== "pending" && state.status !== "awaiting_retry") {
     throw new DeliveryTransitionError(state.status, "attempt");
   }
@@ -119,7 +125,12 @@ export function recordAttempt(
   }
   const delay = options.delaysMs[attempts - 1]!;
   return {
-    state: { ...state, status: "awaiting_retry", attempts, nextAttemptAt: new Date(options.now.getTime() + delay) },
+    state: {
+      ...state,
+      status: "awaiting_retry",
+      attempts,
+      nextAttemptAt: nextAttemptDue(options.now, delay, options.retryAfterMs ?? null),
+    },
     pauseEndpoint: false,
   };
 }
@@ -140,7 +151,7 @@ export const statusesAnAttemptMoves: readonly DeliveryStatus[] = ["pending", "aw
 export function recordClaimedAttempt(
   state: DeliveryState,
   verdict: AttemptVerdict,
-  options: { now: Date; delaysMs: readonly number[]; endpointPaused: boolean },
+  options: AttemptOptions,
 ): Transition | undefined {
   if (state.status === "held") {
     return recordAttempt({ ...state, status: "awaiting_retry" }, verdict, { ...options, endpointPaused: true });

@@ -43,3 +43,43 @@ export function parseRetryDelays(text: string): number[] {
   if (problems.length > 0) throw new InvalidRetryDelaysError(problems);
   return delays;
 }
+
+/**
+ * Back-pressure (docs/webhooks.md, "Retry-After"): a receiver answering 429 or 503 with a valid
+ * `Retry-After` delays the next attempt to at least that long after its answer, never sooner than
+ * the schedule's due time, and at most `retryAfterCapMs` past it (Svix's rule, svix-webhooks PR
+ * 2203: max(backoff, Retry-After), capped at backoff + 2 h). The attempt still counts as failed.
+ */
+export const retryAfterStatuses: ReadonlySet<number> = new Set([429, 503]);
+
+/** How far past the schedule's due time a Retry-After can push the next attempt. */
+export const retryAfterCapMs = 2 * 3_600_000;
+
+/**
+ * The wait a receiver asked for, in milliseconds from `answeredAt`: `Retry-After` as delta
+ * seconds (digits only) or an HTTP date in any of RFC 9110's three forms (IMF-fixdate
+ * `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`, asctime
+ * `Sun Nov  6 08:49:37 1994`, read as GMT). Null when the status is not 429 or 503, or the header
+ * is absent or anything else (the schedule applies unchanged). A date in the past is a wait of 0.
+ */
+export function retryAfterMs(status: number, header: string | undefined, answeredAt: Date): number | null {
+  if (!retryAfterStatuses.has(status) || header === undefined) return null;
+  const value = header.trim();
+  if (/^\d{1,10}$/.test(value)) return Number(value) * 1000;
+  let at = Number.NaN;
+  if (/^[A-Z][a-z]{2,8}, [0-9A-Za-z -]+ \d{2}:\d{2}:\d{2} GMT$/.test(value)) at = Date.parse(value);
+  else if (/^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/.test(value)) at = Date.parse(`${value} GMT`);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, at - answeredAt.getTime());
+}
+
+/**
+ * When the next attempt is due after a failure that ended at `failedAt`: the schedule's wait,
+ * or, when the receiver asked for a longer one, its wait, capped at the schedule's due time plus
+ * `retryAfterCapMs`.
+ */
+export function nextAttemptDue(failedAt: Date, scheduledDelayMs: number, askedMs: number | null = null): Date {
+  const scheduled = failedAt.getTime() + scheduledDelayMs;
+  if (askedMs === null) return new Date(scheduled);
+  return new Date(Math.min(Math.max(scheduled, failedAt.getTime() + askedMs), scheduled + retryAfterCapMs));
+}

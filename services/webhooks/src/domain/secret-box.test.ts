@@ -20,22 +20,31 @@ const keyB = randomBytes(32);
 const secret = "whsec_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG";
 
 describe("signing secrets", () => {
-  it("are whsec_ plus 32 random bytes in base64url, different every time", () => {
+  it("are whsec_ plus 33 random bytes in 44 alphanumerics (base64 and base64url alike), different every time", () => {
     const secrets = Array.from({ length: 50 }, generateSigningSecret);
     for (const value of secrets) {
-      expect(value).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-      expect(Buffer.from(value.slice(6), "base64url")).toHaveLength(32);
+      expect(value).toMatch(/^whsec_[A-Za-z0-9]{44}$/);
+      expect(Buffer.from(value.slice(6), "base64url")).toHaveLength(33);
+      expect(Buffer.from(value.slice(6), "base64url").toString("base64")).toBe(value.slice(6));
       expect(isSigningSecret(value)).toBe(true);
     }
     expect(new Set(secrets).size).toBe(50);
   });
 
-  it.each(["whsec_short", "sk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG", `whsec_${"a".repeat(42)}+`])(
-    "tells %s is not one",
-    (value) => {
-      expect(isSigningSecret(value)).toBe(false);
-    },
-  );
+  it("accepts the 43-character base64url secrets issued before", () => {
+    expect(isSigningSecret(secret)).toBe(true);
+    expect(isSigningSecret(`whsec_${"a-_".repeat(14)}b`)).toBe(true);
+  });
+
+  it.each([
+    "whsec_short",
+    "sk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG",
+    `whsec_${"a".repeat(42)}+`,
+    `whsec_${"a".repeat(43)}-`,
+    `whsec_${"a".repeat(45)}`,
+  ])("tells %s is not one", (value) => {
+    expect(isSigningSecret(value)).toBe(false);
+  });
 });
 
 describe("parseSecretsKey", () => {

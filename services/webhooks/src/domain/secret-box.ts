@@ -38,13 +38,26 @@ export {
 
 export const signingSecretPrefix = "whsec_";
 
-/** A new endpoint signing secret: `whsec_` and 43 base64url characters (32 random bytes). */
+/**
+ * A new endpoint signing secret: `whsec_` and 44 characters of A-Z a-z 0-9 (33 random bytes in
+ * base64url, drawn again while any character is `-` or `_`: about 4 draws on average). Those 44
+ * characters are the same bytes in standard base64 and in base64url, with no padding needed (44 is
+ * a multiple of 4), so every Standard Webhooks library accepts the secret as shown
+ * (delivery/standard-signature.ts). The key keeps about 262 bits of entropy.
+ *
+ * Secrets issued before were 32 bytes in 43 base64url characters (and still sign: nothing about a
+ * secret's format matters to Service-Signature); isSigningSecret accepts both.
+ */
 export function generateSigningSecret(): string {
-  return `${signingSecretPrefix}${randomBytes(32).toString("base64url")}`;
+  for (;;) {
+    const encoded = randomBytes(33).toString("base64url");
+    if (/^[A-Za-z0-9]{44}$/.test(encoded)) return `${signingSecretPrefix}${encoded}`;
+  }
 }
 
+/** A signing secret as issued now (44 alphanumerics) or before (43 base64url characters). */
 export function isSigningSecret(value: string): boolean {
-  return /^whsec_[A-Za-z0-9_-]{43}$/.test(value);
+  return /^whsec_(?:[A-Za-z0-9]{44}|[A-Za-z0-9_-]{43})$/.test(value);
 }
 
 /** Webhooks' names for the sealing failures (packages/codes, the webhook catalogue). */

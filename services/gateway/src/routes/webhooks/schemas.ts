@@ -107,8 +107,9 @@ export const webhookSchemas = {
       ...endpointProperties,
       secret: {
         type: "string",
-        pattern: "^whsec_[A-Za-z0-9_-]{43}$",
-        description: "Verify `Service-Signature` with it. Store it now: it is not shown again.",
+        pattern: "^whsec_[A-Za-z0-9]{44}$",
+        description:
+          "Verify `Service-Signature` and the Standard Webhooks headers (`webhook-signature`) with it. Store it now: it is not shown again.",
       },
     },
   },
