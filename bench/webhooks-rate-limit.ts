@@ -14,8 +14,13 @@
  *   2. beside A: `booking.created` events, to both: A gets BENCH_RATE offered and must receive
  *      BENCH_LIMIT per second (the rest waits for its slot), B must keep its rate.
  *
+ * Then a control, 3: A's limit removed (PATCH), the same `booking.created` loop: B beside an A
+ * that takes every delivery, so B's latency in 2 can be told apart from the work of the second
+ * endpoint itself (twice the deliveries fanned out).
+ *
  * Printed: A's received rate over phase 2 (from its first receipt + 1 s to the end of the phase)
- * against the limit (PASS within 5%), the most A received in any one second (the limit's burst is 1: at most BENCH_LIMIT + 1 in a closed second),
+ * against the limit (PASS within 5%), the most A received in any one second and the most slots the
+ * limiter gave in any one second (the database's clock) (the limit's burst is 1: at most BENCH_LIMIT + 1 in a closed second),
  * A's attempts per received delivery (waiting is no attempt: 1.00), and B's received rate and p50 /
  * p99 latency (publish to receipt) alone and beside A. A's backlog is left behind (the database is
  * dropped at the end).
@@ -200,17 +205,37 @@ async function main() {
     const from = aTimes[0]! + 1_000;
     const measured = aTimes.filter((at) => at >= from);
     const aRate = measured.length / ((beside.end - from) / 1000);
-    let maxInSecond = 0;
-    for (let i = 0, j = 0; i < aTimes.length; i++) {
-      while (aTimes[i]! - aTimes[j]! > 1_000) j++;
-      maxInSecond = Math.max(maxInSecond, i - j + 1);
-    }
+    const maxInSecond = maxInAnySecond(aTimes);
     const ledger = await db.query<{ delivered: string; attempts: string }>(
       `select count(*) filter (where status = 'succeeded') as delivered, coalesce(sum(attempts_total), 0) as attempts
          from webhooks.deliveries where endpoint_id = $1`,
       [a.id],
     );
     const { delivered, attempts } = ledger.rows[0]!;
+    // The limiter's own instants (the database's clock): the most slots in any closed second.
+    const slotRows = await db.query<{ at: string }>(
+      `select (extract(epoch from rate_slot_at) * 1000)::float8 as at from webhooks.deliveries
+        where endpoint_id = $1 and rate_slot_at is not null order by rate_slot_at`,
+      [a.id],
+    );
+    const maxSlotsInSecond = maxInAnySecond(slotRows.rows.map((row) => Number(row.at)));
+
+    // Control: A's limit removed, the same events to both (A's waiting deliveries keep their slots).
+    await new Promise<void>((resolve, reject) =>
+      hooks.updateEndpoint(
+        {
+          tenantId: tenant,
+          endpointId: a.id,
+          eventTypes: undefined,
+          clearRateLimit: true,
+          idempotencyKey: "bench-clear",
+        },
+        (error) => (error ? reject(error) : resolve()),
+      ),
+    );
+    const control = await openLoop(events, "booking.created", "control");
+    const bControl = await phaseOfB(control.published, []);
+    console.log(`phase 3, B beside A unlimited: ${JSON.stringify(bControl)}`);
     const withinPct = round((Math.abs(aRate - limit) / limit) * 100, 2);
     const summary = {
       limit,
@@ -220,18 +245,22 @@ async function main() {
       aOffByPct: withinPct,
       aVerdict: withinPct <= 5 ? "PASS" : "FAIL",
       aMaxInAnySecond: maxInSecond,
+      aMaxSlotsInAnySecond: maxSlotsInSecond,
       aAttemptsPerDelivered: round(Number(attempts) / Math.max(1, Number(delivered)), 2),
       bAlone,
       bBesideA: bBeside,
+      bBesideUnlimitedA: bControl,
       bRateRatio: round(bBeside.ratePerS / bAlone.ratePerS, 3),
     };
     console.log(
       `A: ${summary.aReceivedPerS}/s received against its limit of ${limit}/s (${withinPct}% off: ${summary.aVerdict}); ` +
-        `at most ${maxInSecond} in any one second; ${summary.aAttemptsPerDelivered} attempts per delivered`,
+        `at most ${maxInSecond} received in any one second (${maxSlotsInSecond} slots by the database's clock); ` +
+        `${summary.aAttemptsPerDelivered} attempts per delivered`,
     );
     console.log(
       `B: ${bBeside.ratePerS}/s beside A against ${bAlone.ratePerS}/s alone (ratio ${summary.bRateRatio}); ` +
-        `latency p50/p99 ${bBeside.p50Ms}/${bBeside.p99Ms} ms beside against ${bAlone.p50Ms}/${bAlone.p99Ms} ms alone`,
+        `latency p50/p99 ${bBeside.p50Ms}/${bBeside.p99Ms} ms beside against ${bAlone.p50Ms}/${bAlone.p99Ms} ms alone ` +
+        `and ${bControl.p50Ms}/${bControl.p99Ms} ms beside A unlimited (${bControl.ratePerS}/s)`,
     );
     await recordResult(repo, "webhooks-rate-limit", summary);
   } finally {
@@ -242,6 +271,16 @@ async function main() {
     await scratch.drop();
     await certs.remove();
   }
+}
+
+/** The most instants (ms, sorted) in any closed one-second window. */
+function maxInAnySecond(sorted: readonly number[]): number {
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! > 1_000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
 }
 
 /** The endpoint of each delivery id. */
