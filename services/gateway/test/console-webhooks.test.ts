@@ -227,6 +227,36 @@ describe("console webhook pages", () => {
     });
   });
 
+  it("sets, shows and clears an endpoint's rate limit from the edit form; a bad one is shown beside the form", async () => {
+    const endpoint = await createEndpoint();
+    const edit = async (rateLimit: string) => {
+      const form = await admin.get(`/console/webhooks/${endpoint.id}/edit`);
+      return admin.post(`/console/webhooks/${endpoint.id}/edit`, {
+        ...formFields(form, "endpoint-form"),
+        url: receiver.url,
+        description: "limited",
+        eventTypes: "booking.created",
+        rateLimit,
+      });
+    };
+    expect((await edit("12")).status).toBe(303);
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).body.rateLimit).toBe(12);
+    expect((await admin.get(`/console/webhooks/${endpoint.id}/edit`)).text).toMatch(
+      /<input\s+id="rate-limit"\s+name="rateLimit"[^>]*value="12"/,
+    );
+    expect((await admin.get(`/console/webhooks/${endpoint.id}`)).text).toContain(
+      '<dd id="rate-limit">12 deliveries per second</dd>',
+    );
+    for (const bad of ["0", "2.5", "ten"]) {
+      const refused = await edit(bad);
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain("rateLimit must be");
+    }
+    expect((await edit("")).status).toBe(303);
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).body.rateLimit).toBeNull();
+    expect((await admin.get(`/console/webhooks/${endpoint.id}`)).text).toContain('<dd id="rate-limit">None</dd>');
+  });
+
   it("pauses and resumes; a stale version is a 412 conflict page", async () => {
     const endpoint = await createEndpoint();
     const page = await admin.get(`/console/webhooks/${endpoint.id}`);

@@ -99,6 +99,53 @@ describe("webhook management", () => {
   });
 
   describe("endpoints", () => {
+    it("rateLimit: created with it, read, changed, cleared with null; bad values 400 webhook.endpoint_invalid", async () => {
+      const created = await post(base(), endpointBody({ rateLimit: 5 }));
+      expect(created.res.status).toBe(201);
+      expect(created.body.rateLimit).toBe(5);
+      const id = created.body.id as string;
+      expect((await call("GET", `${base()}/${id}`)).body.rateLimit).toBe(5);
+      const listed = await call("GET", base());
+      expect((listed.body.data as { id: string; rateLimit: number }[]).find((e) => e.id === id)?.rateLimit).toBe(5);
+
+      const raised = await patch(`${base()}/${id}`, { rateLimit: 10_000 });
+      expect({ status: raised.res.status, rateLimit: raised.body.rateLimit, version: raised.body.version }).toEqual({
+        status: 200,
+        rateLimit: 10_000,
+        version: 2,
+      });
+      // Changing another field leaves it.
+      const renamed = await patch(`${base()}/${id}`, { description: "renamed" });
+      expect(renamed.body.rateLimit).toBe(10_000);
+      const cleared = await patch(`${base()}/${id}`, { rateLimit: null });
+      expect({ status: cleared.res.status, rateLimit: cleared.body.rateLimit }).toEqual({
+        status: 200,
+        rateLimit: null,
+      });
+      expect((await call("GET", `${base()}/${id}`)).body.rateLimit).toBeNull();
+      const { rows } = await db.query<{ rate_limit: number | null }>(
+        "select rate_limit from webhooks.endpoints where id = $1",
+        [id],
+      );
+      expect(rows[0]!.rate_limit).toBeNull();
+      // null on create: unlimited.
+      const unlimited = await post(base(), endpointBody({ rateLimit: null }));
+      expect({ status: unlimited.res.status, rateLimit: unlimited.body.rateLimit }).toEqual({
+        status: 201,
+        rateLimit: null,
+      });
+
+      for (const bad of [0, -1, 10_001, 2.5, "5", true, 2 ** 31, 1e300]) {
+        expectProblem(await post(base(), endpointBody({ rateLimit: bad })), 400, "webhook.endpoint_invalid");
+        expectProblem(await patch(`${base()}/${id}`, { rateLimit: bad }), 400, "webhook.endpoint_invalid");
+      }
+      expect((await call("GET", `${base()}/${id}`)).body).toMatchObject({ rateLimit: null, version: 4 });
+      // The limit is part of the request: the same key with another limit is a reused key.
+      const key = idempotencyKey("rate");
+      expect((await patch(`${base()}/${id}`, { rateLimit: 7 }, key)).res.status).toBe(200);
+      expectProblem(await patch(`${base()}/${id}`, { rateLimit: 8 }, key), 422, "idempotency.key_reused");
+    });
+
     it("creates an endpoint: 201 with the secret once, pinned to 2026-07-01; reads never show the secret", async () => {
       const { res, body } = await post(base(), endpointBody({ url: "https://LOCALHOST:9/created" }));
       expect(res.status).toBe(201);
@@ -120,6 +167,7 @@ describe("webhook management", () => {
         attempts24h: 0,
         attentionCause: null,
         attentionSince: null,
+        rateLimit: null,
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{44}$/) as string,
       });
       const read = await call("GET", `${base()}/${body.id as string}`);

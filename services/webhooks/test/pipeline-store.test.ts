@@ -246,6 +246,60 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       expect((await store().claim({ deliveryId: id, generation: 1 }, 60_000)).kind).toBe("claimed");
     });
 
+    it("rate limit: one GCRA slot per attempt, 1/rate apart whoever asks; a held slot is not asked for again; an attempt spends it; a pause drops it", async () => {
+      const endpointId = await endpoint("c", { rate_limit: 10 });
+      const claimed = async (id: string) => {
+        const claim = await store().claim({ deliveryId: id, generation: 1 }, 60_000);
+        if (claim.kind !== "claimed") throw new Error(`not claimed: ${claim.kind}`);
+        return claim.delivery;
+      };
+      const slotOf = async (id: string) =>
+        db("deliveries").where({ id }).first<{
+          rate_slot_attempt: number | null;
+          next_attempt_at: Date;
+          leased: boolean;
+          slot_ms: string | null;
+        }>("rate_slot_attempt", "next_attempt_at", db.raw("leased_until is not null as leased"), db.raw("floor(extract(epoch from rate_slot_at) * 1000000)::text as slot_ms"));
+      const first = await delivery(endpointId);
+      const firstClaim = await claimed(first.id);
+      expect({ rateLimit: firstClaim.rateLimit, rateSlotHeld: firstClaim.rateSlotHeld }).toEqual({
+        rateLimit: 10,
+        rateSlotHeld: false,
+      });
+      expect(await store().reserveRateSlot(firstClaim, 10)).toBeLessThanOrEqual(0);
+      expect(await slotOf(first.id)).toMatchObject({ rate_slot_attempt: 0, leased: true });
+
+      // Twenty more at once, on separate connections: each waits for the row and takes the next slot.
+      const more = await Promise.all(Array.from({ length: 20 }, () => delivery(endpointId)));
+      const claims = await Promise.all(more.map((d) => claimed(d.id)));
+      const waits = await Promise.all(claims.map((claim) => store().reserveRateSlot(claim, 10)));
+      expect(waits.every((wait) => wait > 0 && wait <= 2_000)).toBe(true);
+      const slots = await Promise.all([first, ...more].map(async (d) => BigInt((await slotOf(d.id)).slot_ms!)));
+      const sorted = slots.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+      // Exactly 100 ms (in microseconds) apart: the tolerance of burst 1 is zero.
+      expect(sorted.slice(1).map((slot, i) => Number(slot - sorted[i]!))).toEqual(sorted.slice(1).map(() => 100_000));
+      const later = await slotOf(more[0]!.id);
+      expect(later).toMatchObject({ rate_slot_attempt: 0, leased: false });
+      expect(BigInt(later.next_attempt_at.getTime()) * 1000n).toBeLessThanOrEqual(BigInt(later.slot_ms!));
+
+      // Claimed again: it holds its slot. After an attempt (a retry) it needs a new one.
+      expect((await claimed(more[0]!.id)).rateSlotHeld).toBe(true);
+      await store().recordAttempt(more[0]!.id, failed(), delays);
+      await db("deliveries")
+        .where({ id: more[0]!.id })
+        .update({ next_attempt_at: new Date(Date.now() - 1) });
+      expect((await claimed(more[0]!.id)).rateSlotHeld).toBe(false);
+
+      // A pause drops the slot: the resumed delivery takes a new one.
+      await db("endpoints").where({ id: endpointId }).update({ paused: true });
+      await store().holdClaimed(more[1]!.id);
+      expect(await slotOf(more[1]!.id)).toMatchObject({ rate_slot_attempt: null });
+
+      // Another endpoint has its own row: its first slot is now.
+      const other = await delivery(await endpoint("c", { rate_limit: 10 }));
+      expect(await store().reserveRateSlot(await claimed(other.id), 10)).toBeLessThanOrEqual(0);
+    });
+
     it("reports how long an early job must wait", async () => {
       const { id } = await delivery(await endpoint("c"), { next_attempt_at: new Date(Date.now() + 60_000) });
       const claim = await store().claim({ deliveryId: id, generation: 1 }, 60_000);

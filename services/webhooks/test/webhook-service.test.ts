@@ -454,6 +454,32 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       });
     });
 
+    it("rate_limit: set on create, changed, cleared with clear_rate_limit; out of range or both at once INVALID_ARGUMENT", async () => {
+      const { endpoint } = await rpc("createEndpoint", createRequest({ rateLimit: 5 }));
+      expect(endpoint!.rateLimit).toBe(5);
+      const base = { tenantId: tenant, endpointId: endpoint!.id, eventTypes: undefined };
+      const changed = await rpc("updateEndpoint", { ...base, rateLimit: 50, idempotencyKey: key() });
+      expect(changed.endpoint).toMatchObject({ rateLimit: 50, version: "2" });
+      const cleared = await rpc("updateEndpoint", { ...base, clearRateLimit: true, idempotencyKey: key() });
+      expect(cleared.endpoint!.rateLimit).toBeUndefined();
+      for (const rateLimit of [0, -3, 10_001]) {
+        expect(await failure(rpc("createEndpoint", createRequest({ rateLimit })))).toMatchObject({
+          status: "INVALID_ARGUMENT",
+          code: "webhook.endpoint_invalid",
+        });
+        expect(await failure(rpc("updateEndpoint", { ...base, rateLimit, idempotencyKey: key() }))).toMatchObject({
+          status: "INVALID_ARGUMENT",
+          code: "webhook.endpoint_invalid",
+        });
+      }
+      expect(
+        await failure(rpc("updateEndpoint", { ...base, rateLimit: 5, clearRateLimit: true, idempotencyKey: key() })),
+      ).toMatchObject({ status: "INVALID_ARGUMENT", code: "webhook.endpoint_invalid" });
+      expect((await rpc("getEndpoint", { tenantId: tenant, endpointId: endpoint!.id })).endpoint).toMatchObject({
+        version: "3",
+      });
+    });
+
     it("checks a new URL's target, validates input, and answers not found across tenants", async () => {
       const { endpoint } = await create();
       const base = { tenantId: tenant, endpointId: endpoint!.id, eventTypes: undefined, idempotencyKey: key() };

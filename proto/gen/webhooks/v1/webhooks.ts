@@ -73,7 +73,14 @@ export interface Endpoint {
    * by resume.
    */
   attentionCause?: string | undefined;
-  attentionSince?: string | undefined;
+  attentionSince?:
+    | string
+    | undefined;
+  /**
+   * Deliveries per second to this endpoint, from every webhooks replica together (1-10000);
+   * absent: unlimited. Deliveries above it wait their turn; waiting is not an attempt.
+   */
+  rateLimit?: number | undefined;
 }
 
 export interface CreateEndpointRequest {
@@ -87,7 +94,11 @@ export interface CreateEndpointRequest {
    * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
    * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
    */
-  actor?: string | undefined;
+  actor?:
+    | string
+    | undefined;
+  /** Deliveries per second (1-10000); absent: unlimited. */
+  rateLimit?: number | undefined;
 }
 
 export interface CreateEndpointResponse {
@@ -144,7 +155,15 @@ export interface UpdateEndpointRequest {
    * Who asks, for the tenant's activity feed (e.g. "console:user@example.com"); 1-128 of
    * A-Z a-z 0-9 _ . : + - @ /. Not part of the idempotency fingerprint.
    */
-  actor?: string | undefined;
+  actor?:
+    | string
+    | undefined;
+  /** When given: the endpoint's new rate limit, deliveries per second (1-10000). */
+  rateLimit?:
+    | number
+    | undefined;
+  /** True: remove the endpoint's rate limit (rate_limit must then be absent). */
+  clearRateLimit?: boolean | undefined;
 }
 
 export interface UpdateEndpointResponse {
@@ -561,6 +580,7 @@ function createBaseEndpoint(): Endpoint {
     attempts24h: "0",
     attentionCause: undefined,
     attentionSince: undefined,
+    rateLimit: undefined,
   };
 }
 
@@ -616,6 +636,9 @@ export const Endpoint: MessageFns<Endpoint> = {
     }
     if (message.attentionSince !== undefined) {
       writer.uint32(138).string(message.attentionSince);
+    }
+    if (message.rateLimit !== undefined) {
+      writer.uint32(144).int32(message.rateLimit);
     }
     return writer;
   },
@@ -769,6 +792,14 @@ export const Endpoint: MessageFns<Endpoint> = {
             message.attentionSince = reader.string();
             continue;
           }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.rateLimit = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -844,6 +875,11 @@ export const Endpoint: MessageFns<Endpoint> = {
         : isSet(object.attention_since)
         ? globalThis.String(object.attention_since)
         : undefined,
+      rateLimit: isSet(object.rateLimit)
+        ? globalThis.Number(object.rateLimit)
+        : isSet(object.rate_limit)
+        ? globalThis.Number(object.rate_limit)
+        : undefined,
     };
   },
 
@@ -900,6 +936,9 @@ export const Endpoint: MessageFns<Endpoint> = {
     if (message.attentionSince !== undefined) {
       obj.attentionSince = message.attentionSince;
     }
+    if (message.rateLimit !== undefined) {
+      obj.rateLimit = Math.round(message.rateLimit);
+    }
     return obj;
   },
 
@@ -925,12 +964,21 @@ export const Endpoint: MessageFns<Endpoint> = {
     message.attempts24h = object.attempts24h ?? "0";
     message.attentionCause = object.attentionCause ?? undefined;
     message.attentionSince = object.attentionSince ?? undefined;
+    message.rateLimit = object.rateLimit ?? undefined;
     return message;
   },
 };
 
 function createBaseCreateEndpointRequest(): CreateEndpointRequest {
-  return { tenantId: "", url: "", description: "", eventTypes: [], idempotencyKey: "", actor: undefined };
+  return {
+    tenantId: "",
+    url: "",
+    description: "",
+    eventTypes: [],
+    idempotencyKey: "",
+    actor: undefined,
+    rateLimit: undefined,
+  };
 }
 
 export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
@@ -952,6 +1000,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     }
     if (message.actor !== undefined) {
       writer.uint32(50).string(message.actor);
+    }
+    if (message.rateLimit !== undefined) {
+      writer.uint32(56).int32(message.rateLimit);
     }
     return writer;
   },
@@ -1017,6 +1068,14 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
             message.actor = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.rateLimit = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1049,6 +1108,11 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
         ? globalThis.String(object.idempotency_key)
         : "",
       actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
+      rateLimit: isSet(object.rateLimit)
+        ? globalThis.Number(object.rateLimit)
+        : isSet(object.rate_limit)
+        ? globalThis.Number(object.rate_limit)
+        : undefined,
     };
   },
 
@@ -1072,6 +1136,9 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     if (message.actor !== undefined) {
       obj.actor = message.actor;
     }
+    if (message.rateLimit !== undefined) {
+      obj.rateLimit = Math.round(message.rateLimit);
+    }
     return obj;
   },
 
@@ -1086,6 +1153,7 @@ export const CreateEndpointRequest: MessageFns<CreateEndpointRequest> = {
     message.eventTypes = object.eventTypes?.map((e) => e) || [];
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.actor = object.actor ?? undefined;
+    message.rateLimit = object.rateLimit ?? undefined;
     return message;
   },
 };
@@ -1634,6 +1702,8 @@ function createBaseUpdateEndpointRequest(): UpdateEndpointRequest {
     expectedVersion: undefined,
     idempotencyKey: "",
     actor: undefined,
+    rateLimit: undefined,
+    clearRateLimit: undefined,
   };
 }
 
@@ -1662,6 +1732,12 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     }
     if (message.actor !== undefined) {
       writer.uint32(66).string(message.actor);
+    }
+    if (message.rateLimit !== undefined) {
+      writer.uint32(72).int32(message.rateLimit);
+    }
+    if (message.clearRateLimit !== undefined) {
+      writer.uint32(80).bool(message.clearRateLimit);
     }
     return writer;
   },
@@ -1743,6 +1819,22 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
             message.actor = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.rateLimit = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.clearRateLimit = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1785,6 +1877,16 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
         ? globalThis.String(object.idempotency_key)
         : "",
       actor: isSet(object.actor) ? globalThis.String(object.actor) : undefined,
+      rateLimit: isSet(object.rateLimit)
+        ? globalThis.Number(object.rateLimit)
+        : isSet(object.rate_limit)
+        ? globalThis.Number(object.rate_limit)
+        : undefined,
+      clearRateLimit: isSet(object.clearRateLimit)
+        ? globalThis.Boolean(object.clearRateLimit)
+        : isSet(object.clear_rate_limit)
+        ? globalThis.Boolean(object.clear_rate_limit)
+        : undefined,
     };
   },
 
@@ -1814,6 +1916,12 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     if (message.actor !== undefined) {
       obj.actor = message.actor;
     }
+    if (message.rateLimit !== undefined) {
+      obj.rateLimit = Math.round(message.rateLimit);
+    }
+    if (message.clearRateLimit !== undefined) {
+      obj.clearRateLimit = message.clearRateLimit;
+    }
     return obj;
   },
 
@@ -1832,6 +1940,8 @@ export const UpdateEndpointRequest: MessageFns<UpdateEndpointRequest> = {
     message.expectedVersion = object.expectedVersion ?? undefined;
     message.idempotencyKey = object.idempotencyKey ?? "";
     message.actor = object.actor ?? undefined;
+    message.rateLimit = object.rateLimit ?? undefined;
+    message.clearRateLimit = object.clearRateLimit ?? undefined;
     return message;
   },
 };

@@ -22,6 +22,20 @@ export function expectedVersionFrom(form: FormFields): string | undefined {
   return value;
 }
 
+/**
+ * The form's rate limit: a number of deliveries per second, or null when the field is empty. A
+ * text that is no whole number is refused like the service's refusals (400, shown beside the form).
+ */
+export function rateLimitFrom(text: string): number | null {
+  if (text.trim() === "") return null;
+  if (!/^[0-9]{1,9}$/.test(text.trim())) {
+    throw new ApiError(400, "rateLimit must be an integer from 1 to 10000 (deliveries per second), or empty", {
+      code: "webhook.endpoint_invalid",
+    });
+  }
+  return Number(text.trim());
+}
+
 /** True for the service's refusal of a stale expectedVersion (412 webhook.version_mismatch). */
 export const isVersionMismatch = (error: unknown): error is ApiError =>
   error instanceof ApiError && error.options.code === "webhook.version_mismatch";

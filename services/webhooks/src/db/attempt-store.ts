@@ -20,6 +20,18 @@ import {
 import { ENDPOINT_DEAD_LETTERED } from "../domain/endpoint.js";
 import { appendEndpointDeadLettered, type EndpointEvents } from "./endpoint-events.js";
 
+/**
+ * The endpoint limiter's burst: 1, so an endpoint limited to r receives at most r deliveries in
+ * any one second (and at most 1 + r·t in any t seconds, by the database's clock).
+ */
+export const RATE_LIMIT_BURST = 1;
+
+/** The GCRA's emission interval T = 1/r and tolerance τ = (burst − 1)·T, in seconds. */
+export function rateLimitGcra(perSecond: number): { intervalSeconds: number; toleranceSeconds: number } {
+  const intervalSeconds = 1 / perSecond;
+  return { intervalSeconds, toleranceSeconds: (RATE_LIMIT_BURST - 1) * intervalSeconds };
+}
+
 /** The last_error of a delivery whose endpoint was deleted before it could be attempted. */
 export const endpointDeletedError = "endpoint_deleted";
 
@@ -41,6 +53,10 @@ export interface ClaimedDelivery {
   previousSecretExpiresAt: Date | null;
   /** The database's clock at the claim. */
   now: Date;
+  /** The endpoint's rate limit (deliveries per second); null: unlimited. */
+  rateLimit: number | null;
+  /** The limiter already gave this attempt its slot (a claim given back before the attempt). */
+  rateSlotHeld: boolean;
 }
 
 export type ClaimResult =
@@ -66,6 +82,8 @@ export interface ClaimRow {
   previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
   now: Date;
+  rate_limit: number | null;
+  rate_slot_held: boolean;
 }
 
 interface LockedRow {
@@ -107,6 +125,13 @@ export interface AttemptStore {
   claim(job: DeliveryJob, leaseMs: number): Promise<ClaimResult>;
   /** Gives a claimed delivery back untouched (an early job, a secret that cannot be opened). */
   release(deliveryId: string): Promise<void>;
+  /**
+   * The endpoint's rate limiter (migration 20261127160000): gives the claimed delivery's attempt
+   * the endpoint's next slot, shared by every replica. Answers the milliseconds until the slot:
+   * zero or less, attempt now; more, the delivery was rescheduled to its slot and its claim given
+   * back (not an attempt).
+   */
+  reserveRateSlot(delivery: { id: string; endpointId: string }, rateLimit: number): Promise<number>;
   /** The endpoint is paused: the claimed delivery waits, held, until it is resumed. */
   holdClaimed(deliveryId: string): Promise<void>;
   /** The endpoint is gone: the claimed delivery ends dead-lettered, without an attempt. */
@@ -119,7 +144,8 @@ export interface AttemptStore {
 export const claimReturning = `d.id, d.event_id, d.endpoint_id, d.payload, d.generation, d.traceparent,
        extract(epoch from (d.next_attempt_at - now())) * 1000 as due_in_ms,
        e.url, e.paused, e.deleted_at is not null as deleted,
-       e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now`;
+       e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, now() as now,
+       e.rate_limit, coalesce(d.rate_slot_attempt = d.attempts_total, false) as rate_slot_held`;
 
 export function claimedDeliveryOf(row: ClaimRow): ClaimedDelivery {
   return {
@@ -137,6 +163,8 @@ export function claimedDeliveryOf(row: ClaimRow): ClaimedDelivery {
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: row.previous_secret_expires_at,
     now: row.now,
+    rateLimit: row.rate_limit ?? null,
+    rateSlotHeld: row.rate_slot_held ?? false,
   };
 }
 
@@ -225,6 +253,15 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
       return { kind: "stale" };
     },
 
+    async reserveRateSlot(delivery, rateLimit) {
+      const { intervalSeconds, toleranceSeconds } = rateLimitGcra(rateLimit);
+      const answer = await db.raw<{ rows: { wait_ms: number }[] }>(
+        "select webhooks_rate_reserve(?, ?, ?::double precision, ?::double precision) as wait_ms",
+        [delivery.id, delivery.endpointId, intervalSeconds, toleranceSeconds],
+      );
+      return Number(answer.rows[0]!.wait_ms);
+    },
+
     async release(deliveryId) {
       await db("deliveries").where({ id: deliveryId }).update({ leased_until: null });
     },
@@ -242,6 +279,8 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
           status: held.status,
           next_attempt_at: held.nextAttemptAt,
           leased_until: null,
+          // A slot the limiter gave is not carried over a pause: the resumed delivery takes a new one.
+          rate_slot_attempt: null,
           updated_at: trx.fn.now(),
         });
       });

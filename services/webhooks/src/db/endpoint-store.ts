@@ -23,6 +23,8 @@ export interface EndpointRecord {
   createdAt: Date;
   updatedAt: Date;
   previousSecretExpiresAt: Date | null;
+  /** Deliveries per second from every replica together; null: unlimited. */
+  rateLimit: number | null;
 }
 
 /** An endpoint with its sealed secrets, as the row holds them. */
@@ -46,6 +48,7 @@ interface EndpointRow {
   attention_reason: string | null;
   attention_cause: string | null;
   attention_since: Date | null;
+  rate_limit: number | null;
   version: string;
   created_at: Date;
   updated_at: Date;
@@ -66,6 +69,7 @@ const columns = [
   "attention_reason",
   "attention_cause",
   "attention_since",
+  "rate_limit",
   "version",
   "created_at",
   "updated_at",
@@ -87,6 +91,7 @@ function fromRow(row: EndpointRow): EndpointWithSecrets {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     previousSecretExpiresAt: row.previous_secret_expires_at,
+    rateLimit: row.rate_limit,
     secretSealed: row.secret_sealed,
     previousSecretSealed: row.previous_secret_sealed,
   };
@@ -141,6 +146,7 @@ export function createEndpointStore(db: Knex): EndpointStore {
           description: endpoint.description,
           event_types: endpoint.eventTypes,
           api_version: endpoint.apiVersion,
+          rate_limit: endpoint.rateLimit,
           secret_sealed: endpoint.secretSealed,
           created_at: endpoint.now,
           updated_at: endpoint.now,
@@ -161,6 +167,7 @@ export function createEndpointStore(db: Knex): EndpointStore {
       if (patch.url !== undefined) set.url = patch.url;
       if (patch.description !== undefined) set.description = patch.description;
       if (patch.eventTypes !== undefined) set.event_types = patch.eventTypes;
+      if (patch.rateLimit !== undefined) set.rate_limit = patch.rateLimit;
       if (patch.paused !== undefined) set.paused = patch.paused;
       if (patch.attentionReason !== undefined) set.attention_reason = patch.attentionReason;
       if (patch.attentionReason === null) Object.assign(set, { attention_cause: null, attention_since: null });

@@ -55,6 +55,8 @@ export function claimedDelivery(fields: Partial<ClaimedDelivery> = {}): ClaimedD
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
     now: new Date("2026-03-01T12:00:00Z"),
+    rateLimit: null,
+    rateSlotHeld: false,
     ...fields,
   };
 }
@@ -67,12 +69,20 @@ export function recordedAttempt(recorded: Partial<RecordedAttempt> = {}): Record
 }
 
 /** A store that records its calls and answers what it is told to. */
-export function fakeStore(claim: ClaimResult, recorded: Partial<RecordedAttempt> | Promise<RecordedAttempt> = {}) {
+export function fakeStore(
+  claim: ClaimResult,
+  recorded: Partial<RecordedAttempt> | Promise<RecordedAttempt> = {},
+  rateWaitMs = 0,
+) {
   const calls: unknown[][] = [];
   const store: AttemptStore = {
     claim(job, leaseMs) {
       calls.push(["claim", job, leaseMs]);
       return Promise.resolve(claim);
+    },
+    reserveRateSlot(delivery, rateLimit) {
+      calls.push(["reserveRateSlot", delivery.id, rateLimit]);
+      return Promise.resolve(rateWaitMs);
     },
     release(id) {
       calls.push(["release", id]);
@@ -111,9 +121,9 @@ export function answered(status: number, durationMs = 30): DeliveryResponse {
 /** Every dependency of the stages, each a fake that records what it was asked. */
 export function stageDeps(
   claim: ClaimResult,
-  options: { recorded?: Partial<RecordedAttempt> | Promise<RecordedAttempt> } = {},
+  options: { recorded?: Partial<RecordedAttempt> | Promise<RecordedAttempt>; rateWaitMs?: number } = {},
 ) {
-  const { store, calls } = fakeStore(claim, options.recorded);
+  const { store, calls } = fakeStore(claim, options.recorded, options.rateWaitMs);
   const { logger, lines } = capturedLogger();
   const registry = new Registry();
   const requests: DeliveryRequest[] = [];

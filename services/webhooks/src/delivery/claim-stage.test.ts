@@ -70,4 +70,30 @@ describe("claim", () => {
     expect(calls.slice(1)).toEqual([["release", "dlv_1"]]);
     expect(answers).toEqual([["nak", 1235]]);
   });
+
+  it("reschedules a delivery over its endpoint's rate limit to its slot and naks until then: no attempt", async () => {
+    const { deps: d, calls, lines } = stageDeps(claimed(claimedDelivery({ rateLimit: 5 })), { rateWaitMs: 180.4 });
+    const { msg, answers } = jobMessage();
+    expect(await claimJob(msg, d)).toBeUndefined();
+    expect(calls.slice(1)).toEqual([["reserveRateSlot", "dlv_1", 5]]);
+    expect(answers).toEqual([["nak", 181]]);
+    expect(lines).toMatchObject([
+      { level: "debug", waitMs: 180.4, msg: "over the endpoint's rate limit; the delivery waits for its slot" },
+    ]);
+  });
+
+  it("hands on a limited delivery whose slot is now, and one that holds its slot already without asking again", async () => {
+    const now = stageDeps(claimed(claimedDelivery({ rateLimit: 5 })), { rateWaitMs: 0 });
+    expect((await claimJob(jobMessage().msg, now.deps))?.delivery.id).toBe("dlv_1");
+    expect(now.calls.slice(1)).toEqual([["reserveRateSlot", "dlv_1", 5]]);
+    const held = stageDeps(claimed(claimedDelivery({ rateLimit: 5, rateSlotHeld: true })), { rateWaitMs: 999 });
+    expect((await claimJob(jobMessage().msg, held.deps))?.delivery.id).toBe("dlv_1");
+    expect(held.calls.slice(1)).toEqual([]);
+  });
+
+  it("never asks the limiter for an unlimited endpoint", async () => {
+    const { deps: d, calls } = stageDeps(claimed(claimedDelivery()), { rateWaitMs: 999 });
+    expect(await claimJob(jobMessage().msg, d)).toBeDefined();
+    expect(calls.slice(1)).toEqual([]);
+  });
 });

@@ -2,7 +2,9 @@
  * The claim stage of a delivery attempt: the job's delivery claimed for one attempt (a lease),
  * or the job answered at once: stale (ack), leased by another worker (nak 5 s), its endpoint
  * deleted (dead-lettered without an attempt, ack) or paused (held, ack), not due yet (the claim
- * given back, nak until it is due). The stages in order: delivery-attempt.ts.
+ * given back, nak until it is due), or over its endpoint's rate limit (rescheduled to the
+ * limiter's next slot, the claim given back, nak until then: not an attempt). The stages in
+ * order: delivery-attempt.ts.
  */
 import type { Logger } from "@platform/service-kit/logger";
 import { withTraceId } from "@platform/service-kit/tracing";
@@ -67,6 +69,16 @@ export async function claimJob(msg: JobMessage, deps: ClaimDeps): Promise<Claime
     await deps.store.release(delivery.id);
     msg.nak(Math.ceil(delivery.dueInMs));
     return undefined;
+  }
+  if (delivery.rateLimit !== null && !delivery.rateSlotHeld) {
+    // Every replica shares the endpoint's limiter row: a later slot frees this process's slot
+    // now and the job comes back when the slot is due (then it holds it: no second look).
+    const waitMs = await deps.store.reserveRateSlot(delivery, delivery.rateLimit);
+    if (waitMs > 0) {
+      log.debug({ ...ids, waitMs }, "over the endpoint's rate limit; the delivery waits for its slot");
+      msg.nak(Math.ceil(waitMs));
+      return undefined;
+    }
   }
   return { delivery, ids, log };
 }

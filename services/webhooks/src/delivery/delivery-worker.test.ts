@@ -65,6 +65,7 @@ function claimingStore(): AttemptStore {
       const delivery = claimedDelivery({ id: job.deliveryId, endpointId, generation: job.generation, secretSealed });
       return Promise.resolve({ kind: "claimed", delivery });
     },
+    reserveRateSlot: () => Promise.resolve(0),
     release: () => Promise.resolve(),
     holdClaimed: () => Promise.resolve(),
     abandonClaimed: () => Promise.resolve(),

@@ -34,6 +34,7 @@ describe("validateNewEndpoint", () => {
       description: "Production receiver",
       eventTypes: ["booking.created", "capability.*"],
       apiVersion: "2026-07-01",
+      rateLimit: null,
     });
   });
 
@@ -131,6 +132,25 @@ describe("validateEndpointUpdate", () => {
     ],
   ])("refuses %s", (_label, input, expected) => {
     expect(problemsOf(() => validateEndpointUpdate(input))).toEqual(expected);
+  });
+});
+
+describe("rateLimit", () => {
+  it("is null unless given; 1 and 10000 pass; an update sets it or removes it with null", () => {
+    expect(validateNewEndpoint(valid).rateLimit).toBeNull();
+    expect(validateNewEndpoint({ ...valid, rateLimit: 1 }).rateLimit).toBe(1);
+    expect(validateNewEndpoint({ ...valid, rateLimit: 10_000 }).rateLimit).toBe(10_000);
+    expect(validateEndpointUpdate({ rateLimit: 20 })).toEqual({ rateLimit: 20 });
+    expect(validateEndpointUpdate({ rateLimit: null })).toEqual({ rateLimit: null });
+  });
+
+  it.each([0, -5, 10_001, 2.5, Number.NaN])("refuses %d, on create and on update", (rateLimit) => {
+    expect(problemsOf(() => validateNewEndpoint({ ...valid, rateLimit }))).toEqual([
+      ["webhook.endpoint_invalid", "rateLimit"],
+    ]);
+    expect(problemsOf(() => validateEndpointUpdate({ rateLimit }))).toEqual([
+      ["webhook.endpoint_invalid", "rateLimit"],
+    ]);
   });
 });
 

@@ -38,6 +38,9 @@ export type EndpointActionType = (typeof endpointActionTypes)[keyof typeof endpo
 
 export const maxUrlLength = 2048;
 export const maxDescriptionLength = 500;
+/** The bounds of an endpoint's rate limit, deliveries per second (docs/webhooks.md "Rate limits per endpoint"). */
+export const minRateLimit = 1;
+export const maxRateLimit = 10_000;
 
 export type EndpointProblemCode =
   | "webhook.url_invalid"
@@ -46,12 +49,13 @@ export type EndpointProblemCode =
   | "webhook.url_has_fragment"
   | "webhook.description_invalid"
   | "webhook.update_empty"
+  | "webhook.endpoint_invalid"
   | EventFilterProblemCode;
 
 export interface EndpointProblem {
   code: EndpointProblemCode;
-  /** The request field at fault: `url`, `description` or `eventTypes`. */
-  field: "url" | "description" | "eventTypes" | null;
+  /** The request field at fault: `url`, `description`, `eventTypes` or `rateLimit`. */
+  field: "url" | "description" | "eventTypes" | "rateLimit" | null;
   message: string;
 }
 
@@ -104,6 +108,8 @@ export interface NewEndpointInput {
   url: string;
   description: string;
   eventTypes: readonly string[];
+  /** Deliveries per second; undefined: unlimited. */
+  rateLimit?: number;
 }
 
 export interface NewEndpoint {
@@ -111,15 +117,30 @@ export interface NewEndpoint {
   description: string;
   eventTypes: string[];
   apiVersion: string;
+  /** Deliveries per second from every replica together; null: unlimited. */
+  rateLimit: number | null;
 }
 
 export interface EndpointUpdateInput {
   url?: string;
   description?: string;
   eventTypes?: readonly string[];
+  /** A new limit, null to remove it; undefined: unchanged. */
+  rateLimit?: number | null;
 }
 
-export type EndpointChanges = Partial<Pick<NewEndpoint, "url" | "description" | "eventTypes">>;
+export type EndpointChanges = Partial<Pick<NewEndpoint, "url" | "description" | "eventTypes" | "rateLimit">>;
+
+function rateLimitProblems(rateLimit: number): EndpointProblem[] {
+  if (Number.isInteger(rateLimit) && rateLimit >= minRateLimit && rateLimit <= maxRateLimit) return [];
+  return [
+    {
+      code: "webhook.endpoint_invalid",
+      field: "rateLimit",
+      message: `rateLimit must be an integer from ${minRateLimit} to ${maxRateLimit} (deliveries per second), or null`,
+    },
+  ];
+}
 
 function urlProblems(url: string): { url?: string; problems: EndpointProblem[] } {
   const problem = (code: EndpointProblemCode, message: string) => ({
@@ -186,7 +207,12 @@ function filterProblems(eventTypes: readonly string[]): EndpointProblem[] {
 export function validateNewEndpoint(input: NewEndpointInput): NewEndpoint {
   const url = urlProblems(input.url);
   const description = descriptionProblems(input.description);
-  const problems = [...url.problems, ...description.problems, ...filterProblems(input.eventTypes)];
+  const problems = [
+    ...url.problems,
+    ...description.problems,
+    ...filterProblems(input.eventTypes),
+    ...(input.rateLimit === undefined ? [] : rateLimitProblems(input.rateLimit)),
+  ];
   if (problems.length > 0 || url.url === undefined || description.description === undefined) {
     throw new InvalidEndpointError(problems);
   }
@@ -195,6 +221,7 @@ export function validateNewEndpoint(input: NewEndpointInput): NewEndpoint {
     description: description.description,
     eventTypes: [...new Set(input.eventTypes)],
     apiVersion: currentApiVersion,
+    rateLimit: input.rateLimit ?? null,
   };
 }
 
@@ -205,9 +232,18 @@ export function validateNewEndpoint(input: NewEndpointInput): NewEndpoint {
 export function validateEndpointUpdate(input: EndpointUpdateInput): EndpointChanges {
   const problems: EndpointProblem[] = [];
   const changes: EndpointChanges = {};
-  if (input.url === undefined && input.description === undefined && input.eventTypes === undefined) {
+  if (
+    input.url === undefined &&
+    input.description === undefined &&
+    input.eventTypes === undefined &&
+    input.rateLimit === undefined
+  ) {
     throw new InvalidEndpointError([
-      { code: "webhook.update_empty", field: null, message: "give at least one of url, description, eventTypes" },
+      {
+        code: "webhook.update_empty",
+        field: null,
+        message: "give at least one of url, description, eventTypes, rateLimit",
+      },
     ]);
   }
   if (input.url !== undefined) {
@@ -224,6 +260,11 @@ export function validateEndpointUpdate(input: EndpointUpdateInput): EndpointChan
     const filters = filterProblems(input.eventTypes);
     problems.push(...filters);
     if (filters.length === 0) changes.eventTypes = [...new Set(input.eventTypes)];
+  }
+  if (input.rateLimit !== undefined) {
+    const rate = input.rateLimit === null ? [] : rateLimitProblems(input.rateLimit);
+    problems.push(...rate);
+    if (rate.length === 0) changes.rateLimit = input.rateLimit;
   }
   if (problems.length > 0) throw new InvalidEndpointError(problems);
   return changes;

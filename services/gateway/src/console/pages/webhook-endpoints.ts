@@ -21,7 +21,13 @@ import {
   type LedgerFilters,
 } from "../views/webhook-endpoints.js";
 import { deliveryPath, endpointPath, eventTypeChoices } from "../views/webhooks.js";
-import { expectedVersionFrom, isFormRefusal, isVersionMismatch, versionConflictPage } from "../webhook-forms.js";
+import {
+  expectedVersionFrom,
+  isFormRefusal,
+  isVersionMismatch,
+  rateLimitFrom,
+  versionConflictPage,
+} from "../webhook-forms.js";
 
 /**
  * The console's webhook endpoint pages (issue 18): the list with health, the 24 h success rate
@@ -47,6 +53,7 @@ const valuesFrom = (request: SignedInRequest): EndpointFormValues => ({
   url: request.form.get("url").trim(),
   description: request.form.get("description"),
   eventTypes: request.form.all("eventTypes"),
+  rateLimit: request.form.get("rateLimit"),
 });
 
 async function listPage({ ctx, viewer, call }: SignedInRequest, deps: ConsoleDeps) {
@@ -63,7 +70,7 @@ async function newEndpointPage(request: SignedInRequest, deps: ConsoleDeps) {
     endpointForm(request.csrfToken, {
       action: ENDPOINT_LIST,
       submit: "Create the endpoint",
-      values: { url: "", description: "", eventTypes: [] },
+      values: { url: "", description: "", eventTypes: [], rateLimit: "" },
       choices,
     }),
   );
@@ -75,8 +82,12 @@ async function createEndpoint(request: SignedInRequest, deps: ConsoleDeps) {
   const values = valuesFrom(request);
   let answer;
   try {
+    const rateLimit = rateLimitFrom(values.rateLimit) ?? undefined;
     answer = await callService(
-      deps.webhooks.createEndpoint({ tenantId: viewer.tenantId, ...values, idempotencyKey, actor: call.actor }, call),
+      deps.webhooks.createEndpoint(
+        { tenantId: viewer.tenantId, ...values, rateLimit, idempotencyKey, actor: call.actor },
+        call,
+      ),
       { idempotencyKey, howToCheck: "The endpoint may have been created: list the endpoints" },
     );
   } catch (error) {
@@ -164,7 +175,12 @@ async function editPage(request: SignedInRequest, deps: ConsoleDeps) {
     endpointForm(request.csrfToken, {
       action: `${endpointPath(e.id)}/edit`,
       submit: "Save the changes",
-      values: { url: e.url, description: e.description, eventTypes: e.eventTypes },
+      values: {
+        url: e.url,
+        description: e.description,
+        eventTypes: e.eventTypes,
+        rateLimit: String(e.rateLimit ?? ""),
+      },
       choices: [...new Set([...eventTypeChoices(catalog), ...e.eventTypes])],
       version: e.version,
     }),
@@ -198,7 +214,12 @@ async function editRefused(
       action: `${endpointPath(current.id)}/edit`,
       submit: "Save the changes",
       values: conflict
-        ? { url: current.url, description: current.description, eventTypes: current.eventTypes }
+        ? {
+            url: current.url,
+            description: current.description,
+            eventTypes: current.eventTypes,
+            rateLimit: String(current.rateLimit ?? ""),
+          }
         : values,
       choices: [...new Set([...eventTypeChoices(catalog), ...current.eventTypes, ...values.eventTypes])],
       version: conflict ? current.version : expectedVersion,
@@ -215,6 +236,7 @@ async function saveEdit(request: SignedInRequest, deps: ConsoleDeps) {
   const expectedVersion = expectedVersionFrom(form);
   const values = valuesFrom(request);
   try {
+    const rateLimit = rateLimitFrom(values.rateLimit);
     await callService(
       deps.webhooks.updateEndpoint(
         {
@@ -223,6 +245,7 @@ async function saveEdit(request: SignedInRequest, deps: ConsoleDeps) {
           url: values.url,
           description: values.description,
           eventTypes: { eventTypes: values.eventTypes },
+          ...(rateLimit === null ? { clearRateLimit: true } : { rateLimit }),
           expectedVersion,
           idempotencyKey,
           actor: call.actor,

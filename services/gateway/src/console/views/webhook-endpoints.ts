@@ -69,6 +69,8 @@ export interface EndpointFormValues {
   url: string;
   description: string;
   eventTypes: string[];
+  /** As entered: deliveries per second, empty for none. */
+  rateLimit: string;
 }
 
 export function endpointForm(
@@ -90,6 +92,16 @@ export function endpointForm(
       <label for="description">Description</label>
       <input id="description" name="description" required maxlength="500" value="${options.values.description}" />
       ${eventTypeFieldset(options.choices, options.values.eventTypes)}
+      <label for="rate-limit">Rate limit (deliveries per second, empty for none)</label>
+      <input
+        id="rate-limit"
+        name="rateLimit"
+        type="number"
+        min="1"
+        max="10000"
+        step="1"
+        value="${options.values.rateLimit}"
+      />
       <button type="submit">${options.submit}</button>
     </form>`;
 }
@@ -151,6 +163,8 @@ function endpointSettings(view: EndpointView): SafeHtml {
       <dd id="endpoint-description">${e.description}</dd>
       <dt>Event filters</dt>
       <dd id="endpoint-event-types">${e.eventTypes.map((type) => html`<code>${type}</code> `)}</dd>
+      <dt>Rate limit</dt>
+      <dd id="rate-limit">${e.rateLimit === undefined ? "None" : `${e.rateLimit} deliveries per second`}</dd>
       <dt>Health</dt>
       <dd>${healthBadge(e.health)}</dd>
       <dt>Success rate (24 h)</dt>

@@ -20,6 +20,7 @@ export function endpointToJson(endpoint: Endpoint | undefined): Record<string, u
     attempts24h: Number(endpoint.attempts24h),
     attentionCause: endpoint.attentionCause ?? null,
     attentionSince: endpoint.attentionSince ?? null,
+    rateLimit: endpoint.rateLimit ?? null,
   };
 }
 

@@ -62,6 +62,14 @@ const endpointProperties = {
       "last attempt. Cleared by resume.",
   },
   attentionSince: { ...nullableTimestamp, description: "When the dead-letter paused the endpoint; cleared by resume." },
+  rateLimit: {
+    type: ["integer", "null"],
+    minimum: 1,
+    maximum: 10000,
+    description:
+      "Deliveries per second to this endpoint from all our delivery processes together; null: unlimited. " +
+      "Deliveries above it wait their turn (not an attempt).",
+  },
 };
 const endpointRequired = Object.keys(endpointProperties);
 const deliveryProperties = {

@@ -20,6 +20,16 @@ const eventTypes = (meta: Record<string, unknown>) =>
     .array(z.string(mustBe("an array of strings")), mustBe("an array of strings"))
     .meta({ ...EVENT_TYPES_BOUNDS, ...meta });
 const text = (meta: Record<string, unknown> = {}) => z.string(mustBe("a string")).meta(meta);
+const RATE_LIMIT_PROBLEM = "must be an integer from 1 to 10000 (deliveries per second), or null";
+/** Checked here too: a value past int32 must not reach the service's proto. */
+const rateLimit = (description: string) =>
+  z
+    .int(mustBe("an integer from 1 to 10000 (deliveries per second), or null"))
+    .min(1, RATE_LIMIT_PROBLEM)
+    .max(10_000, RATE_LIMIT_PROBLEM)
+    .nullable()
+    .meta({ description })
+    .optional();
 
 /**
  * `{"url", "description", "eventTypes": [...]}`, all three required. Their values are the
@@ -32,6 +42,10 @@ export const newEndpointShape = body({
   }),
   description: text({ description: "1-500 characters on one line." }),
   eventTypes: eventTypes({ description: "Exact subscribable event types or family wildcards such as `capability.*`." }),
+  rateLimit: rateLimit(
+    "Deliveries per second to this endpoint, from all our delivery processes together (1-10000); absent or null: " +
+      "unlimited. Deliveries above it wait their turn; waiting is not an attempt.",
+  ),
 });
 
 /** `{"url"?, "description"?, "eventTypes"?, "expectedVersion"?}` (PATCH). */
@@ -40,6 +54,7 @@ export const endpointUpdateShape = body(
     url: text(URL_BOUNDS).optional(),
     description: text().optional(),
     eventTypes: eventTypes({}).optional(),
+    rateLimit: rateLimit("A new rate limit, deliveries per second (1-10000); null removes it."),
     expectedVersion: z
       .int(mustBe("a positive integer (the endpoint's version)"))
       .min(1, "must be a positive integer (the endpoint's version)")
@@ -48,7 +63,7 @@ export const endpointUpdateShape = body(
       })
       .optional(),
   },
-  "At least one of `url`, `description`, `eventTypes`.",
+  "At least one of `url`, `description`, `eventTypes`, `rateLimit`.",
 );
 
 /** `{"eventType": "..."}` of a test delivery. */
@@ -77,18 +92,33 @@ export function parseRecover(input: unknown): { since: string; until: string | u
   return { since, until, dryRun: dryRun ?? false };
 }
 
-export function parseNewEndpoint(input: unknown): { url: string; description: string; eventTypes: string[] } {
-  return parseShape(newEndpointShape, input, endpointInvalid);
+export function parseNewEndpoint(input: unknown): {
+  url: string;
+  description: string;
+  eventTypes: string[];
+  rateLimit: number | undefined;
+} {
+  const { rateLimit, ...endpoint } = parseShape(newEndpointShape, input, endpointInvalid);
+  return { ...endpoint, rateLimit: rateLimit ?? undefined };
 }
 
 export function parseEndpointUpdate(
   input: unknown,
-): Pick<UpdateEndpointRequest, "url" | "description" | "eventTypes" | "expectedVersion"> {
-  const { url, description, eventTypes, expectedVersion } = parseShape(endpointUpdateShape, input, endpointInvalid);
+): Pick<
+  UpdateEndpointRequest,
+  "url" | "description" | "eventTypes" | "expectedVersion" | "rateLimit" | "clearRateLimit"
+> {
+  const { url, description, eventTypes, rateLimit, expectedVersion } = parseShape(
+    endpointUpdateShape,
+    input,
+    endpointInvalid,
+  );
   return {
     url,
     description,
     eventTypes: eventTypes === undefined ? undefined : { eventTypes },
+    rateLimit: rateLimit ?? undefined,
+    clearRateLimit: rateLimit === null ? true : undefined,
     expectedVersion: expectedVersion === undefined ? undefined : String(expectedVersion),
   };
 }

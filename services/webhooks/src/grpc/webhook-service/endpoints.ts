@@ -56,7 +56,12 @@ export function endpointHandlers(ctx: WebhookContext): WebhookHandlers<EndpointM
       async prepare(request) {
         const actor = actorOf(request.actor);
         const endpoint = validated(() =>
-          validateNewEndpoint({ url: request.url, description: request.description, eventTypes: request.eventTypes }),
+          validateNewEndpoint({
+            url: request.url,
+            description: request.description,
+            eventTypes: request.eventTypes,
+            rateLimit: request.rateLimit,
+          }),
         );
         await checkTarget(endpoint.url);
         return { actor, endpoint };
@@ -94,11 +99,21 @@ export function endpointHandlers(ctx: WebhookContext): WebhookHandlers<EndpointM
       // The changes and a new URL's host are checked before the key is claimed.
       async prepare(request) {
         const actor = actorOf(request.actor);
+        if (request.clearRateLimit === true && request.rateLimit !== undefined) {
+          throw new InvalidEndpointError([
+            {
+              code: "webhook.endpoint_invalid",
+              field: "rateLimit",
+              message: "give rate_limit or clear_rate_limit, not both",
+            },
+          ]);
+        }
         const changes = validated(() =>
           validateEndpointUpdate({
             url: request.url,
             description: request.description,
             eventTypes: request.eventTypes?.eventTypes,
+            rateLimit: request.clearRateLimit === true ? null : request.rateLimit,
           }),
         );
         if (changes.url !== undefined) await checkTarget(changes.url);

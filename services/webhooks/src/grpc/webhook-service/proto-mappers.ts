@@ -30,6 +30,7 @@ export function toProtoEndpoint(endpoint: EndpointRecord): ProtoEndpoint {
     attempts24h: "0",
     attentionCause: endpoint.attentionCause ?? undefined,
     attentionSince: endpoint.attentionSince?.toISOString(),
+    rateLimit: endpoint.rateLimit ?? undefined,
   };
 }
 
