@@ -2,7 +2,8 @@ import type { Reporter, TestModule } from "vitest/node";
 
 /**
  * Ends the run with one plain line, `tests: N passed, N failed, N skipped`, that any CI log
- * reader understands (vitest's own summary is styled for terminals).
+ * reader understands (vitest's own summary is styled for terminals), after the slowest files with
+ * their durations, to keep test/file-durations.json (the heavy-first order) and the suite's time honest.
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
@@ -18,6 +19,13 @@ export default class SummaryReporter implements Reporter {
       // A file that failed to load or whose hooks failed counts as one failure of its own.
       counts.failed += module.state() === "failed" && failedTests === 0 ? 1 : failedTests;
     }
+    const slowest = [...testModules]
+      .map((m) => ({ file: m.relativeModuleId, seconds: m.diagnostic().duration / 1000 }))
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, 25);
+    process.stdout.write(
+      `\nslowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(0).padStart(5)} s  ${f.file}`).join("\n")}\n`,
+    );
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   }
 }
