@@ -12,7 +12,10 @@ import { codeCatalogue, statusReactions, type CodeEntry } from "@platform/codes"
 import openapiTS, { astToString } from "openapi-typescript";
 
 /** The repository, seen from dist/codegen (compiled) or codegen (run by vitest from source). */
-const sdkDir = join(import.meta.dirname, import.meta.dirname.endsWith(join("dist", "codegen")) ? "../.." : "..");
+const sdkDir = join(
+  import.meta.dirname,
+  import.meta.dirname.endsWith(join("dist", "sdk", "codegen")) ? "../../.." : "..",
+);
 const repo = join(sdkDir, "..", "..");
 export const generatedDir = join(sdkDir, "src", "generated");
 const documents = join(repo, "services", "gateway", "openapi");

@@ -1,9 +1,10 @@
 /**
  * For a partner's webhook receiver: `verify(rawBody, headers, secret)` checks the delivery's
- * `Service-Signature` with packages/webhook-verifier (HMAC-SHA256 of `<t>.<raw body>`, any `v1`
- * entry matching any of your secrets, so both signatures of a rotation's 24 hours pass; `t` within
- * 5 minutes of now) and returns the parsed envelope. A refusal throws the verifier's
- * WebhookVerificationError, whose `code` says why; answer such a request 400 and do nothing.
+ * `Service-Signature` with packages/webhook-verifier's verify-webhook.ts (compiled into the SDK's
+ * build: see tsconfig.json): the HMAC-SHA256 of `<t>.<raw body>`, any `v1` entry matching any of
+ * your secrets, so both signatures of a rotation's 24 hours pass, and `t` within 5 minutes of now.
+ * It returns the parsed envelope. A refusal throws the verifier's WebhookVerificationError, whose
+ * `code` says why; answer such a request 400 and do nothing.
  */
 import {
   defaultToleranceSeconds,
@@ -12,7 +13,7 @@ import {
   WebhookVerificationError,
   type WebhookEvent,
   type WebhookVerificationErrorCode,
-} from "@platform/webhook-verifier";
+} from "../../webhook-verifier/src/verify-webhook.js";
 
 export { defaultToleranceSeconds, WebhookVerificationError, type WebhookVerificationErrorCode };
 
