@@ -17,7 +17,7 @@ import { eventually, startReceiver, type TestReceiver } from "@platform/local-st
 import { deleteNamespaceStreams, newNatsNamespace } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, isApiError, type Client, type TenantComponents } from "../src/index.js";
+import { createClient, isApiError, OutcomeUnknownError, type Client, type TenantComponents } from "../src/index.js";
 import { startFaultProxy, type FaultProxy } from "./fault-proxy.js";
 import { quickStart } from "./quick-start.js";
 
@@ -185,7 +185,7 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
     expect(names.find((n) => n === name)).toBe(pet.data.name);
   });
 
-  it("sends a notification exactly once under a dropped connection, a 503 with Retry-After and a 504", async () => {
+  it("sends a notification exactly once under a dropped connection, a 503 with Retry-After and a 504, and never again after a 409 outcome unknown", async () => {
     const { tenantId, key } = await tenantWithKey("notification:send,tenant:read");
     const sdk = client(key);
     const path = `/api/v1/tenants/${tenantId}/notifications`;
@@ -249,6 +249,36 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
     expect(third.data).toMatchObject({ state: "sent", idempotencyStatus: "replayed" });
     expect((await transcript(lost)).map((m) => m.notificationId)).toEqual([third.data.notificationId]);
 
+    // The channel's answer was lost (409 partner.action_outcome_unknown, as notify answers it; here
+    // the proxy puts it in place of the gateway's 200): never sent again, the transcript read instead.
+    const unknown = phone();
+    proxy.arm("POST", path, {
+      kind: "replace",
+      answer: {
+        status: 409,
+        headers: { "content-type": "application/problem+json" },
+        body: JSON.stringify({
+          type: "about:blank",
+          title: "Outcome unknown",
+          status: 409,
+          detail: "the channel did not confirm the send",
+          code: "partner.action_outcome_unknown",
+          correlationId: "proxy-409",
+        }),
+      },
+    });
+    const outcome = await sdk.tenant
+      .request("post", "/tenants/{tenantId}/notifications", { path: { tenantId }, body: reminder(unknown) })
+      .catch((e: unknown) => e);
+    expect(outcome).toBeInstanceOf(OutcomeUnknownError);
+    expect(outcome).toMatchObject({
+      code: "partner.action_outcome_unknown",
+      correlationId: "proxy-409",
+      advice: "Check the conversation transcript before acting again.",
+    });
+    expect((outcome as OutcomeUnknownError).transcript?.map((m) => m.state)).toEqual(["sent"]);
+    expect(await transcript(unknown)).toHaveLength(1);
+
     const sends = proxy.requests.filter((r) => r.method === "POST" && r.path === path);
     expect(sends.map((r) => [r.fault ?? "-", r.upstreamStatus ?? "-"])).toEqual([
       ["drop", 200],
@@ -257,6 +287,7 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
       ["-", 200],
       ["replace", 200],
       ["-", 200],
+      ["replace", 200],
     ]);
     for (const [a, b] of [
       [0, 1],
