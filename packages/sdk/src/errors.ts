@@ -13,7 +13,8 @@ import type { components as TenantComponents } from "./generated/tenant.js";
 export type ProblemCode = TenantComponents["schemas"]["ProblemCode"];
 /** An animal-catalog error code (one per status). */
 export type CatalogErrorCode = CatalogComponents["schemas"]["Error"]["code"];
-export type ErrorCode = ProblemCode | CatalogErrorCode;
+/** `http_<status>` stands for an answer without a code (a proxy's HTML 502, say). */
+export type ErrorCode = ProblemCode | CatalogErrorCode | `http_${number}`;
 
 export interface ApiErrorDetails<C extends ErrorCode = ErrorCode> {
   status: number;

@@ -60,9 +60,11 @@ export type PageItem<B> = B extends { data: (infer T)[]; nextCursor: string | nu
 export type PagedPaths<P> = {
   [K in PathsWith<P, "get">]: IsNever<PageItem<SuccessBody<Operation<P, K, "get">>>> extends true
     ? never
-    : QueryParams<Operation<P, K, "get">> extends { cursor?: unknown }
-      ? K
-      : never;
+    : IsNever<QueryParams<Operation<P, K, "get">>> extends true
+      ? never
+      : QueryParams<Operation<P, K, "get">> extends { cursor?: unknown }
+        ? K
+        : never;
 }[PathsWith<P, "get">];
 
 /** The GET paths of `P` that answer 304 to a matching If-None-Match. */

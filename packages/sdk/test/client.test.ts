@@ -13,7 +13,14 @@ import {
   problemCodes,
   retryAfterSeconds,
   WebhookVerificationError,
+  type CatalogPaths,
   type ClientOptions,
+  type Operation,
+  type PagedPaths,
+  type PathsWith,
+  type PollablePaths,
+  type QueryParams,
+  type TenantPaths,
 } from "../src/index.js";
 
 interface Sent {
@@ -241,6 +248,31 @@ describe("409 partner.action_outcome_unknown", () => {
 });
 
 describe("paging and polls", () => {
+  it("offers an iterator for every list of both documents that takes a cursor, and a poll for every read that answers 304", () => {
+    type CursorPaths<P> = {
+      [K in PathsWith<P, "get">]: [QueryParams<Operation<P, K, "get">>] extends [never]
+        ? never
+        : QueryParams<Operation<P, K, "get">> extends { cursor?: unknown }
+          ? K
+          : never;
+    }[PathsWith<P, "get">];
+    type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+    const tenant: Same<CursorPaths<TenantPaths>, PagedPaths<TenantPaths>> = true;
+    const catalog: Same<CursorPaths<CatalogPaths>, PagedPaths<CatalogPaths>> = true;
+    // The lists issue 35 names, at least.
+    const named: Same<
+      | "/tenants/{tenantId}/webhooks/{endpointId}/deliveries"
+      | "/tenants/{tenantId}/activity"
+      | "/tenants/{tenantId}/work"
+      | "/tenants/{tenantId}/conversations/{to}/messages"
+      | PagedPaths<TenantPaths>,
+      PagedPaths<TenantPaths>
+    > = true;
+    const pets: Same<"/pets", PagedPaths<CatalogPaths>> = true;
+    const polls: Same<"/tenants/{tenantId}/activity" | PollablePaths<TenantPaths>, PollablePaths<TenantPaths>> = true;
+    expect([tenant, catalog, named, pets, polls]).toEqual([true, true, true, true, true]);
+  });
+
   it("walks a tenant list by nextCursor, passing the query on every page", async () => {
     const { client, sent } = harness((request) => {
       const cursor = new URL(request.url).searchParams.get("cursor");
