@@ -183,7 +183,7 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
     expect(names.filter((n) => n === name)).toHaveLength(1);
     expect(names.filter((n) => n === other)).toHaveLength(1);
     expect(names.find((n) => n === name)).toBe(pet.data.name);
-  });
+  }, 90_000);
 
   it("sends a notification exactly once under a dropped connection, a 503 with Retry-After and a 504, and never again after a 409 outcome unknown", async () => {
     const { tenantId, key } = await tenantWithKey("notification:send,tenant:read");
@@ -304,7 +304,7 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
     expect(isApiError(refused, "partner.notification_recipient_invalid")).toBe(true);
     expect(refused).toMatchObject({ status: 400, advice: "Fix the number; never retry it as it is." });
     expect((refused as { correlationId: string }).correlationId).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
-  });
+  }, 90_000);
 
   it("creates an endpoint, verifies its delivery at an HTTPS receiver, pages the delivery ledger, and polls with a 304", async () => {
     const { tenantId, key } = await tenantWithKey("webhook:manage,tenant:read");
@@ -362,7 +362,7 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
     expect(second).toEqual({ unchanged: true, etag: first.etag });
     const polled = proxy.requests.at(-1)!;
     expect([polled.headers["if-none-match"], polled.upstreamStatus]).toEqual([first.etag, 304]);
-  });
+  }, 90_000);
 
   it("runs packages/sdk/README.md's quick start as written", async () => {
     const { tenantId, key } = await tenantWithKey("notification:send");
@@ -379,5 +379,5 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 90_000);
 });
