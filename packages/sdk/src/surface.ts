@@ -131,6 +131,7 @@ export class Surface<P> {
       return await this.transport.call({
         method: upper,
         path: this.prefix + fillPath(template, init.path) + queryString(init.query),
+        label: `${upper} ${this.prefix}${template}`,
         body: init.body,
         mutation: upper !== "GET",
         idempotencyKey: init.idempotencyKey,

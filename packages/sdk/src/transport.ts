@@ -51,6 +51,8 @@ export interface CallRequest {
   method: string;
   /** Path and query, starting with `/`. */
   path: string;
+  /** How errors name the call (default `METHOD path`); the path template keeps ids and numbers out. */
+  label?: string;
   body?: unknown;
   /** Mutations get an Idempotency-Key. */
   mutation: boolean;
@@ -130,7 +132,7 @@ export class Transport {
         if (request.signal?.aborted) throw error;
         if (!retriesLeft) {
           throw new NetworkError(
-            `${request.method} ${request.path}: no answer after ${attempt} request(s): ${describe(error)}`,
+            `${request.label ?? `${request.method} ${request.path}`}: no answer after ${attempt} request(s): ${describe(error)}`,
             idempotencyKey,
             attempt,
             { cause: error },

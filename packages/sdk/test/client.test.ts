@@ -218,6 +218,7 @@ describe("safe retries", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ attempts: 2, idempotencyKey: sent[0]!.headers["idempotency-key"] });
+    expect((error as NetworkError).message).toBe("POST /v1/pets: no answer after 2 request(s): fetch failed");
   });
 });
 
