@@ -31,11 +31,13 @@ const repo = join(import.meta.dirname, "..");
 const FIRST_RELEASE = "4981a2d8c44cde9ab08e9aeb004b617a34eb46dd";
 
 describe("releases.json", () => {
-  it("names every service and the proto contracts, first released as 0.1.0 at main after issue 15", async () => {
+  it("names every service and the proto contracts, first released as 0.1.0 at main after issue 15, and the SDK", async () => {
     const file = await readReleases(repo);
     expect(Object.keys(file.releases).sort()).toEqual([...releasedComponents].sort());
-    for (const component of releasedComponents)
+    for (const component of releasedComponents.filter((c) => c !== "sdk"))
       expect(file.releases[component][0]).toEqual({ version: "0.1.0", commit: FIRST_RELEASE, date: "2026-11-24" });
+    // The partner SDK (packages/sdk, issue 35) came later: its first release is 0.1.0 too.
+    expect(file.releases.sdk[0]?.version).toBe("0.1.0");
   });
 
   it("records only commits of this checkout's history, each reporting the version it was released as", async () => {
@@ -200,6 +202,25 @@ describe("npm run release (on a throwaway repository with this tree's manifests)
     expect(await git("status", "--porcelain")).toBe("M releases.json");
   });
 
+  it("releases the SDK from packages/sdk, with its lock entry, and leaves the chart alone", async () => {
+    await commitAll("proto 0.2.0 recorded");
+    expect(await cutRelease(scratch, "sdk", "0.2.0", "2026-12-03")).toMatchObject({ step: "bumped", from: "0.1.0" });
+    expect(await readManifestVersion(scratch, "sdk")).toBe("0.2.0");
+    const lock = JSON.parse(await readFile(join(scratch, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { version?: string }>;
+    };
+    expect(lock.packages["packages/sdk"]?.version).toBe("0.2.0");
+    await commitAll("sdk: the code of 0.2.0");
+    const code = await git("rev-parse", "HEAD");
+    expect(await cutRelease(scratch, "sdk", "0.2.0", "2026-12-03")).toMatchObject({ step: "recorded", commit: code });
+    expect(latestRelease(await readReleases(scratch), "sdk")).toEqual({
+      version: "0.2.0",
+      commit: code,
+      date: "2026-12-03",
+    });
+    expect(await git("status", "--porcelain")).toBe("M releases.json");
+  });
+
   it("answers a wrong call of the command with its usage and exit 2", async () => {
     const failed = await run(process.execPath, [
       join(repo, "packages", "local-stack", "dist", "src", "release.js"),
@@ -208,7 +229,7 @@ describe("npm run release (on a throwaway repository with this tree's manifests)
     ]).catch((error: { code: number; stderr: string }) => error);
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr).toContain(
-      "usage: npm run -s release -- <catalog|notify|webhooks|gateway|proto> <MAJOR.MINOR.PATCH>",
+      "usage: npm run -s release -- <catalog|notify|webhooks|gateway|proto|sdk> <MAJOR.MINOR.PATCH>",
     );
   });
 });

@@ -16,8 +16,8 @@ const run = promisify(execFile);
 /** The services (the stack's), each with its own image, version and chart annotation. */
 export const releasedServices = STACK_SERVICES;
 export type ReleasedService = StackServiceName;
-/** What has releases: the services and the proto contracts. */
-export const releasedComponents = [...releasedServices, "proto"] as const;
+/** What has releases: the services, the proto contracts and the partner SDK (packages/sdk, an npm package). */
+export const releasedComponents = [...releasedServices, "proto", "sdk"] as const;
 export type ReleasedComponent = (typeof releasedComponents)[number];
 
 export interface Release {
@@ -37,7 +37,14 @@ export const releasesPath = (repo: string) => join(repo, "releases.json");
 
 /** The package.json that carries a component's version. */
 export const manifestPath = (repo: string, component: ReleasedComponent) =>
-  component === "proto" ? join(repo, "proto", "package.json") : join(repo, "services", component, "package.json");
+  join(repo, workspaceOf(component), "package.json");
+
+/** The workspace folder of a component. */
+export const workspaceOf = (component: ReleasedComponent) =>
+  component === "proto" ? "proto" : component === "sdk" ? "packages/sdk" : `services/${component}`;
+
+const isService = (component: ReleasedComponent): component is ReleasedService =>
+  (releasedServices as readonly string[]).includes(component);
 
 export const chartPath = (repo: string) => join(repo, "deploy", "helm", "platform", "Chart.yaml");
 
@@ -161,7 +168,7 @@ export async function bumpVersion(repo: string, component: ReleasedComponent, fr
     const changed = change(text);
     if (changed !== text) await writeFile(path, changed);
   };
-  const workspace = component === "proto" ? "proto" : `services/${component}`;
+  const workspace = workspaceOf(component);
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
   const dependency = new RegExp(`("@platform/proto": )"${escape(from)}"`, "g");
   await edit(manifestPath(repo, component), (text) => setManifestVersion(text, to));
@@ -227,7 +234,7 @@ export async function cutRelease(
   await writeFile(releasesPath(repo), `${JSON.stringify(file, null, 2)}\n`);
   // The repository's formatting (npm run lint checks it).
   await run(join(repo, "node_modules", ".bin", "prettier"), ["--write", releasesPath(repo)], { cwd: repo });
-  if (component !== "proto") {
+  if (isService(component)) {
     const service = component;
     await writeFile(chartPath(repo), setChartVersion(await readFile(chartPath(repo), "utf8"), service, version));
   }
