@@ -961,12 +961,16 @@ export interface components {
             description: string;
             /** @description Exact subscribable event types or family wildcards such as `capability.*`. */
             eventTypes: string[];
+            /** @description Deliveries per second to this endpoint, from all our delivery processes together (1-10000); absent or null: unlimited. Deliveries above it wait their turn; waiting is not an attempt. */
+            rateLimit?: number | null;
         };
-        /** @description At least one of `url`, `description`, `eventTypes`. */
+        /** @description At least one of `url`, `description`, `eventTypes`, `rateLimit`. */
         WebhookEndpointUpdate: {
             url?: string;
             description?: string;
             eventTypes?: string[];
+            /** @description A new rate limit, deliveries per second (1-10000); null removes it. */
+            rateLimit?: number | null;
             /** @description Apply only if the endpoint is still at this version; else 412 `webhook.version_mismatch`. */
             expectedVersion?: number;
         };
@@ -1014,6 +1018,8 @@ export interface components {
              * @description When the dead-letter paused the endpoint; cleared by resume.
              */
             attentionSince: string | null;
+            /** @description Deliveries per second to this endpoint from all our delivery processes together; null: unlimited. Deliveries above it wait their turn (not an attempt). */
+            rateLimit: number | null;
         };
         /** @description The endpoint and its signing secret: shown on creation and rotation only. */
         WebhookEndpointWithSecret: {
@@ -1059,6 +1065,8 @@ export interface components {
              * @description When the dead-letter paused the endpoint; cleared by resume.
              */
             attentionSince: string | null;
+            /** @description Deliveries per second to this endpoint from all our delivery processes together; null: unlimited. Deliveries above it wait their turn (not an attempt). */
+            rateLimit: number | null;
             /** @description Verify `Service-Signature` and the Standard Webhooks headers (`webhook-signature`) with it. Store it now: it is not shown again. */
             secret: string;
         };
