@@ -5,6 +5,7 @@ import * as keepOutbox from "./20261122230000_keep_outbox_until_fanned_out.js";
 import * as traceContext from "./20261124120000_trace_context.js";
 import * as recoveries from "./20261124150000_recoveries.js";
 import * as publishEvent from "./20261124180000_publish_event_function.js";
+import * as tenantLog from "./20261127170000_deliveries_tenant_log.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -14,4 +15,5 @@ export const migrations: Migration[] = [
   traceContext,
   recoveries,
   publishEvent,
+  tenantLog,
 ];
