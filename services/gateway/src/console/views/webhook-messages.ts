@@ -72,7 +72,7 @@ function filterForm(view: MessageLogView): SafeHtml {
       <input id="log-to" name="to" type="datetime-local" value="${filters.to}" />
     </div>
     <div class="field buttons">
-      <button type="submit">Search</button>
+      <button type="submit" class="primary">Search</button>
       ${view.filtered && html`<a href="${MESSAGE_LOG}" id="clear-filters">Clear filters</a>`}
     </div>
   </form>`;
