@@ -34,9 +34,7 @@ export function messageLogFiltersFrom(query: Context["query"]): MessageLogFilter
  * datetime-local values read as UTC (or RFC 3339 with a zone), the window must run forwards, the
  * status must be one the ledger knows.
  */
-export function messageLogQuery(
-  filters: MessageLogFilters,
-):
+export function messageLogQuery(filters: MessageLogFilters):
   | {
       ok: true;
       query: { eventId: string; eventType: string; status: string; createdAfter: string; createdBefore: string };
