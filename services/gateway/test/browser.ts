@@ -64,9 +64,17 @@ export interface AxeViolation {
 }
 
 /**
+ * The rules whose findings fail a page whatever their impact: `landmark-unique` (moderate) says
+ * two landmarks share a role and name (a section and the table region inside it, both named by
+ * the same heading), which leaves screen-reader users two identical entries in the landmark list.
+ */
+const ALWAYS_FAILING_RULES = new Set(["landmark-unique"]);
+
+/**
  * Runs axe-core (WCAG 2.0/2.1/2.2 A and AA rules and best practices) in the page and answers the
- * serious and critical violations. axe is added as a script tag from node_modules; the console's
- * CSP allows only its own scripts, so the test contexts are opened with bypassCSP (consoleContext).
+ * serious and critical violations, and those of ALWAYS_FAILING_RULES. axe is added as a script tag
+ * from node_modules; the console's CSP allows only its own scripts, so the test contexts are opened
+ * with bypassCSP (consoleContext).
  */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   if (!(await page.evaluate("typeof window.axe !== 'undefined'"))) await page.addScriptTag({ path: axePath });
@@ -82,7 +90,10 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
       help: violation.help,
       targets: violation.nodes.map((node) => node.target.join(" ")),
     })))`);
-  return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
+  return violations.filter(
+    (violation) =>
+      violation.impact === "serious" || violation.impact === "critical" || ALWAYS_FAILING_RULES.has(violation.id),
+  );
 }
 
 /** Fails with the violations listed when the page has any serious or critical one. */
@@ -90,7 +101,7 @@ export async function expectAccessible(page: Page, label: string): Promise<void>
   const violations = await seriousViolations(page);
   if (violations.length > 0) {
     const lines = violations.map((v) => `- ${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
-    throw new Error(`axe found serious or critical violations on ${label}:\n${lines.join("\n")}`);
+    throw new Error(`axe found serious, critical or landmark-unique violations on ${label}:\n${lines.join("\n")}`);
   }
 }
 
@@ -120,6 +131,38 @@ export async function screenshots(page: Page, name: string): Promise<void> {
     }
     await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}-${width}.png`), animations: "disabled" });
   }
+}
+
+/** How a page's width measured at one viewport width (fitsAt). */
+export interface Fit {
+  width: number;
+  /** document.documentElement.scrollWidth: more than `width` means the page scrolls sideways. */
+  scrollWidth: number;
+  /** The tables (by id) wider than the box they sit in, or sticking out of the viewport: cut off. */
+  cutTables: string[];
+}
+
+/**
+ * The page at each of SCREEN_WIDTHS (the phone first, ending at the laptop's width): its
+ * scrollWidth and any table wider than its box. A page that fits answers scrollWidth <= width and
+ * no cut tables at both.
+ */
+export async function fitsAt(page: Page): Promise<Fit[]> {
+  const fits: Fit[] = [];
+  for (const width of [...SCREEN_WIDTHS].reverse()) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
+    fits.push(
+      await page.evaluate<Fit>(`({
+        width: window.innerWidth,
+        scrollWidth: document.documentElement.scrollWidth,
+        cutTables: [...document.querySelectorAll("main table")]
+          .filter((table) => table.scrollWidth > table.parentElement.clientWidth + 1
+            || table.getBoundingClientRect().right > window.innerWidth + 1)
+          .map((table) => table.id || "(a table without id)"),
+      })`),
+    );
+  }
+  return fits;
 }
 
 export interface ContextOptions {

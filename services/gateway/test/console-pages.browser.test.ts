@@ -14,6 +14,7 @@ import {
   type ContextOptions,
   cspViolations,
   expectAccessible,
+  fitsAt,
   focusedText,
   launchChromium,
   screenshots,
@@ -104,6 +105,15 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
   async function acceptInvitation(page: Page, invitationUrl: string, shot?: string) {
     await page.goto(pathOf(invitationUrl));
     await check(page, "the invitation page", shot);
+    // A password manager saves the new password under the user's email (shown, read-only).
+    const autocomplete = (id: string) => page.locator(`#${id}`).getAttribute("autocomplete");
+    expect([
+      await autocomplete("username"),
+      await autocomplete("password"),
+      await autocomplete("confirmation"),
+    ]).toEqual(["username", "new-password", "new-password"]);
+    expect(await page.locator("#username").getAttribute("readonly")).toBe("");
+    expect(await page.locator("#username").inputValue()).toMatch(/^[^@]+@[^@]+$/);
     await page.getByLabel(/New password/).fill(password);
     await page.getByLabel("The same password again").fill(password);
     await page.getByRole("button", { name: "Set password and sign in" }).click();
@@ -228,6 +238,13 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await admin.waitForURL(/\/console\/webhooks\/ep_[0-9a-f]{24}$/);
     endpointId = new URL(admin.url()).pathname.split("/").pop()!;
     await check(admin, "an endpoint", "endpoint");
+    // The test-event picker offers the endpoint's subscribed types only, the first one chosen.
+    const picker = admin.locator("#test-event-type");
+    const offered = await admin.evaluate<string[]>(
+      `[...document.querySelectorAll("#test-event-type option")].map((option) => option.value)`,
+    );
+    expect([...offered].sort()).toEqual(["booking.cancelled", "booking.created"]);
+    expect(await picker.inputValue()).toBe(offered[0]);
 
     await admin.getByRole("button", { name: "Send the test event" }).click();
     await admin.waitForURL(/\/deliveries\/[^/]+$/);
@@ -241,6 +258,34 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
       15_000,
     );
     await check(admin, "a delivery", "delivery");
+
+    // The payload indented for reading; the copy button copies it exactly as sent.
+    const deliveryId = new URL(admin.url()).pathname.split("/").pop()!;
+    const { body: sent } = await api("GET", `/webhooks/${endpointId}/deliveries/${deliveryId}`);
+    const exact = sent.payload as string;
+    expect(await admin.locator("#payload-body").textContent()).toBe(JSON.stringify(JSON.parse(exact), null, 2));
+    await admin.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.url });
+    await admin.getByRole("button", { name: "Copy the payload" }).click();
+    await admin.getByRole("button", { name: "Copied" }).waitFor();
+    expect(await admin.evaluate<string>("navigator.clipboard.readText()")).toBe(exact);
+
+    // A delivery that succeeded is resent: a new run of attempts, the earlier one still listed.
+    const received = receiver.requests.length;
+    await admin.getByRole("button", { name: "Resend this delivery" }).click();
+    expect(await textOf(admin.locator(".flash"))).toContain("The delivery is sent again");
+    await eventually(
+      "the resent delivery to succeed again",
+      async () => {
+        await admin.reload();
+        return (await admin.locator('#attempt-table tr[data-run="current"]').count()) === 1;
+      },
+      15_000,
+    );
+    expect(await admin.locator('#attempt-table tr[data-run="earlier"]').count()).toBe(1);
+    const idOf = (body: string) => (JSON.parse(body) as { id: string }).id;
+    const resent = receiver.requests.slice(received).map((request) => idOf(request.body.toString("utf8")));
+    expect(resent).toEqual([idOf(exact)]);
+    await check(admin, "a resent delivery");
 
     receiver.answer(() => ({ status: 503, body: "down" }));
     await emit("booking.cancelled", { booking_id: "bkg_fail" });
@@ -328,6 +373,78 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     expect(await textOf(admin.locator("#new-secret"))).toMatch(/^whsec_/);
   });
 
+  it("the message log searches every endpoint's deliveries; it and the endpoint page fit a laptop and a phone", async () => {
+    const admin = pages.admin;
+    await admin.goto("/console/webhooks/messages");
+    await check(admin, "the message log", "messages");
+    const rows = admin.locator("#messages tbody tr");
+    expect(await rows.count()).toBeGreaterThanOrEqual(2);
+    const types = () =>
+      admin.evaluate<string[]>(
+        `[...document.querySelectorAll("#messages tbody tr td:nth-child(2)")].map((td) => td.textContent.trim())`,
+      );
+    expect(await types()).toContain("booking.cancelled");
+    expect(await types()).toContain("booking.created");
+    const log = await fitsAt(admin);
+
+    await admin.getByLabel("Event type").selectOption("booking.cancelled");
+    await admin.getByRole("button", { name: "Search" }).click();
+    await admin.waitForURL(/eventType=booking\.cancelled/);
+    expect(new Set(await types())).toEqual(new Set(["booking.cancelled"]));
+    const eventId = (await textOf(rows.first().locator("td").first().locator("a"))).trim();
+    await admin.getByLabel("Event type").selectOption("");
+    await admin.getByLabel("Event id").fill(eventId);
+    await admin.getByRole("button", { name: "Search" }).click();
+    await admin.waitForURL(/eventId=/);
+    expect(await rows.count()).toBe(1);
+    await admin.getByLabel("Event id").fill("");
+    await admin.getByLabel("Status").selectOption("succeeded");
+    await admin.getByRole("button", { name: "Search" }).click();
+    await admin.waitForURL(/status=succeeded/);
+    const statuses = await admin.evaluate<string[]>(
+      `[...document.querySelectorAll("#messages [data-status]")].map((el) => el.getAttribute("data-status"))`,
+    );
+    expect(new Set(statuses)).toEqual(new Set(["succeeded"]));
+    // A window of the future holds nothing; one running backwards is refused beside the form.
+    const utc = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString().slice(0, 16);
+    await admin.getByLabel("Created from (UTC)").fill(utc(1));
+    await admin.getByRole("button", { name: "Search" }).click();
+    await admin.locator("#no-messages").waitFor();
+    await admin.getByLabel("Created before (UTC)").fill(utc(-1));
+    await admin.getByRole("button", { name: "Search" }).click();
+    expect(await textOf(admin.locator("#form-error"))).toContain("must be before");
+    await check(admin, "the message log refusing a window");
+
+    // The endpoint page: two columns on a laptop, one on a phone; status and health as badges.
+    await admin.goto(`/console/webhooks/${endpointId}`);
+    const columns = () =>
+      admin.evaluate<number>(
+        `getComputedStyle(document.querySelector(".endpoint-layout")).gridTemplateColumns.split(" ").length`,
+      );
+    const endpoint = await fitsAt(admin); // ends at 1280 px
+    expect(await columns()).toBe(2);
+    const badge = await admin.evaluate<{ background: string; radius: string }>(`(() => {
+      const style = getComputedStyle(document.querySelector("#ledger [data-status]"));
+      return { background: style.backgroundColor, radius: style.borderRadius };
+    })()`);
+    expect(badge.background).not.toBe("rgba(0, 0, 0, 0)");
+    expect(parseFloat(badge.radius)).toBeGreaterThan(0);
+    const h1 = await admin.evaluate<number>(`parseFloat(getComputedStyle(document.querySelector("h1")).fontSize)`);
+    expect(h1).toBeGreaterThan(24);
+    await admin.setViewportSize({ width: 390, height: 844 });
+    expect(await columns()).toBe(1);
+    await admin.setViewportSize({ width: 1280, height: 800 });
+    // Neither page scrolls sideways nor cuts a table off, at 390 and at 1280 px.
+    for (const fits of [log, endpoint]) {
+      expect(
+        fits.map(({ width, scrollWidth, cutTables }) => ({ width, fits: scrollWidth <= width, cutTables })),
+      ).toEqual([
+        { width: 390, fits: true, cutTables: [] },
+        { width: 1280, fits: true, cutTables: [] },
+      ]);
+    }
+  });
+
   it("the owner manages webhooks too: creates an endpoint and sends a test event that succeeds", async () => {
     const owner = pages.owner;
     const before = receiver.requests.length;
@@ -355,6 +472,16 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     );
     const { body } = await api("GET", `/webhooks/${ownersEndpoint}`);
     expect(body).toMatchObject({ description: "owner receiver", paused: false });
+
+    // The owner deletes it, after a confirmation page.
+    await owner.goto(`/console/webhooks/${ownersEndpoint}`);
+    await owner.getByRole("link", { name: "Delete the endpoint" }).click();
+    await owner.waitForURL(/\/delete$/);
+    await check(owner, "delete an endpoint", "delete-endpoint");
+    await owner.getByRole("button", { name: "Delete the endpoint" }).click();
+    await owner.waitForURL(/\/console\/webhooks$/);
+    expect(await textOf(owner.locator(".flash"))).toContain("The endpoint is deleted");
+    expect((await api("GET", `/webhooks/${ownersEndpoint}`)).status).toBe(404);
   });
 
   it("the owner starts activation, a failing check stalls it: the tenant page and the inbox show it", async () => {
@@ -415,16 +542,35 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await check(viewer, "the 403 page", "forbidden");
     expect((await viewer.goto("/console/no-such-page"))?.status()).toBe(404);
     await check(viewer, "the 404 page", "not-found");
+    expect(await textOf(viewer.locator("main"))).toContain("There is no such page in the console.");
+    // A refusal of the service is said in the product's words, never its raw message.
+    expect((await viewer.goto("/console/webhooks/ep_000000000000000000000000"))?.status()).toBe(404);
+    const missing = await textOf(viewer.locator("main"));
+    expect(missing).toContain("This webhook endpoint does not exist, or it was deleted.");
+    expect(missing).not.toContain("no endpoint with this id");
+    await check(viewer, "a missing endpoint");
+    // The icon: linked by every page, and where browsers look for it by themselves.
+    expect(await viewer.locator('link[rel="icon"]').getAttribute("href")).toMatch(
+      /^\/console\/assets\/[0-9a-f]{16}\/favicon\.ico$/,
+    );
+    const icon = await viewer.request.get("/favicon.ico");
+    expect([icon.status(), icon.headers()["content-type"]]).toEqual([200, "image/x-icon"]);
+    // No way to delete an endpoint: no link, the page and the form refused.
+    await viewer.goto(`/console/webhooks/${endpointId}`);
+    expect(await viewer.getByRole("link", { name: "Delete the endpoint" }).count()).toBe(0);
+    expect((await viewer.goto(`/console/webhooks/${endpointId}/delete`))?.status()).toBe(403);
     const token = (await csrfOf(viewer))!;
     for (const [path, form] of [
       ["/console/tenant/activation", { _idempotency: "console-forged-1" }],
       ["/console/users", { email: "mallory@example.com", role: "owner" }],
       [`/console/webhooks/${endpointId}/pause`, { _idempotency: "console-forged-2", expectedVersion: "1" }],
+      [`/console/webhooks/${endpointId}/delete`, { _idempotency: "console-forged-3" }],
     ] as const) {
       const refused = await forge(viewer, path, { _csrf: token, ...form });
       expect(refused.status()).toBe(403);
     }
     expect((await pages.admin.goto("/console/users"))?.status()).toBe(403);
+    expect((await api("GET", `/webhooks/${endpointId}`)).status).toBe(200);
     const listed = (await stack.admin("user", "list", "--tenant", tenant)).users as { email: string }[];
     expect(listed.map((user) => user.email)).not.toContain("mallory@example.com");
   });
@@ -484,6 +630,10 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await page.context().addCookies([{ name: "console_session", value: planted, url: stack.url }]);
     await page.goto("/console/login");
     await check(page, "sign-in", "sign-in");
+    expect([
+      await page.getByLabel("Email").getAttribute("autocomplete"),
+      await page.getByLabel("Password").getAttribute("autocomplete"),
+    ]).toEqual(["username", "current-password"]);
     await page.getByLabel("Tenant id").fill(tenant);
     await page.getByLabel("Email").fill("viewer@example.com");
     await page.getByLabel("Password").fill(password);

@@ -363,8 +363,14 @@ describe("console webhook pages", () => {
       expect(shown.text).toMatch(
         /<div id="latest-answer-body"><pre class="response-body">thanks from the receiver<\/pre>/,
       );
-      const payload = /<code id="payload-body">([^<]*)<\/code>/.exec(shown.text)![1]!.replace(/&quot;/g, '"');
-      expect(payload).toBe(detail.payload);
+      const unescape = (text: string) => text.replace(/&quot;/g, '"');
+      // Shown indented for reading; the copy button's source is the payload exactly as sent.
+      const pretty = unescape(/<code id="payload-body">([^<]*)<\/code>/.exec(shown.text)![1]!);
+      expect(pretty).toBe(JSON.stringify(JSON.parse(detail.payload as string), null, 2));
+      expect(pretty).toContain('\n  "type": "booking.created",');
+      const exact = unescape(/<code id="payload-exact">([^<]*)<\/code>/.exec(shown.text)![1]!);
+      expect(exact).toBe(detail.payload);
+      expect(shown.text).toContain('<button type="button" data-copy="payload-exact" id="copy-payload" hidden>');
       const curl = /<code id="curl-command">([^<]*)<\/code>/.exec(shown.text)![1]!;
       expect(curl).toContain(`curl -X POST &#39;${receiver.url}&#39;`);
       expect(curl).toContain(`Service-Delivery-Id: ${deliveryId!}`);
@@ -585,6 +591,7 @@ describe("console webhook pages", () => {
       [`/console/webhooks/${endpoint.id}/rotate-secret`, { ...key("rotate"), expectedVersion: "1", password }],
       [`/console/webhooks/${endpoint.id}/test`, { ...key("test"), eventType: "booking.created" }],
       [`/console/webhooks/${endpoint.id}/deliveries/${id}/redrive`, key("redrive")],
+      [`/console/webhooks/${endpoint.id}/delete`, { ...key("delete"), expectedVersion: "1" }],
       [
         `/console/webhooks/${endpoint.id}/recover/preview`,
         { ...key("preview"), since: formFields(page, "recover-form").since ?? "" },
@@ -603,5 +610,140 @@ describe("console webhook pages", () => {
     expect(((await api("GET", "/webhooks?limit=100")).body.data as unknown[]).length).toBe(
       (listBefore.body.data as unknown[]).length,
     );
+  });
+
+  it("deletes an endpoint after a confirmation page, with the version it showed; a stale version deletes nothing", async () => {
+    const endpoint = await createEndpoint();
+    const page = await admin.get(`/console/webhooks/${endpoint.id}`);
+    expect(page.text).toContain(`href="/console/webhooks/${endpoint.id}/delete" id="delete-endpoint"`);
+    expect((await viewer.get(`/console/webhooks/${endpoint.id}`)).text).not.toContain('id="delete-endpoint"');
+    expect((await viewer.get(`/console/webhooks/${endpoint.id}/delete`)).status).toBe(403);
+    const confirm = await admin.get(`/console/webhooks/${endpoint.id}/delete`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain(`<dd id="delete-url">${receiver.url}</dd>`);
+    const fields = formFields(confirm, "delete-form");
+    expect(fields).toMatchObject({ expectedVersion: "1", _csrf: admin.csrf });
+    // Changed meanwhile (version 2): nothing is deleted.
+    expect((await api("PATCH", `/webhooks/${endpoint.id}`, { description: "changed" })).status).toBe(200);
+    const stale = await admin.post(`/console/webhooks/${endpoint.id}/delete`, fields);
+    expect(stale.status).toBe(412);
+    expect(stale.text).toContain('id="conflict"');
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).status).toBe(200);
+    // Without the CSRF token: refused.
+    const fresh = formFields(await admin.get(`/console/webhooks/${endpoint.id}/delete`), "delete-form");
+    expect((await admin.post(`/console/webhooks/${endpoint.id}/delete`, { ...fresh, _csrf: "" })).status).toBe(403);
+    expect(fresh.expectedVersion).toBe("2");
+    const deleted = await admin.post(`/console/webhooks/${endpoint.id}/delete`, fresh);
+    expect(deleted.status).toBe(303);
+    expect(deleted.location).toBe("/console/webhooks");
+    expect((await admin.get("/console/webhooks")).text).toContain("The endpoint is deleted");
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).status).toBe(404);
+    // The same form again (a double click) replays the deletion.
+    expect((await admin.post(`/console/webhooks/${endpoint.id}/delete`, fresh)).status).toBe(303);
+    // The endpoint's page now says so in the product's words, not the service's.
+    const gone = await admin.get(`/console/webhooks/${endpoint.id}`);
+    expect(gone.status).toBe(404);
+    expect(gone.text).toContain("This webhook endpoint does not exist, or it was deleted.");
+    expect(gone.text).not.toContain("no endpoint with this id");
+  });
+
+  it("shows the message log across endpoints: searched by event id and type, by status and time, paged", async () => {
+    const [one, two] = [await createEndpoint(), await createEndpoint()];
+    const a = await seedDelivery(one.id, "succeeded", { ago: "80 hours" });
+    const b = await seedDelivery(two.id, "dead_lettered", { ago: "79 hours", type: "booking.cancelled" });
+    const c = await seedDelivery(one.id, "succeeded", { ago: "78 hours" });
+    const utc = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString().slice(0, 16);
+    const window = { from: utc(81), to: utc(77) };
+    for (const b2 of [admin, viewer]) {
+      const log = await b2.get(`/console/webhooks/messages?${new URLSearchParams(window).toString()}`);
+      expect(log.status).toBe(200);
+      expect(rowsOf(log, "data-delivery-id")).toEqual([c.id, b.id, a.id]);
+      expect(log.text).toContain(`href="/console/webhooks/${two.id}/deliveries/${b.id}"`);
+    }
+    const search = (query: Record<string, string>) =>
+      viewer.get(`/console/webhooks/messages?${new URLSearchParams({ ...window, ...query }).toString()}`);
+    expect(rowsOf(await search({ status: "succeeded" }), "data-delivery-id")).toEqual([c.id, a.id]);
+    expect(rowsOf(await search({ eventType: "booking.cancelled" }), "data-delivery-id")).toEqual([b.id]);
+    expect(rowsOf(await search({ eventId: a.eventId }), "data-delivery-id")).toEqual([a.id]);
+    const none = await search({ eventId: "evt_000000000000000000000000" });
+    expect(none.text).toContain("No messages match these filters.");
+    const backwards = await viewer.get(`/console/webhooks/messages?from=${utc(1)}&to=${utc(2)}`);
+    expect(backwards.status).toBe(400);
+    expect(backwards.text).toContain("“Created from” must be before “Created before”.");
+    expect((await viewer.get("/console/webhooks/messages?from=yesterday")).status).toBe(400);
+    expect((await viewer.get("/console/webhooks/messages?status=lost")).status).toBe(400);
+    const badCursor = await viewer.get("/console/webhooks/messages?cursor=not-a-cursor");
+    expect(badCursor.status).toBe(400);
+    expect(badCursor.text).toContain("This search could not be run.");
+  });
+
+  it("pages the message log with the service's cursor, keeping the filters", async () => {
+    const endpoint = await createEndpoint();
+    const ids: string[] = [];
+    for (let i = 0; i < 27; i++) ids.push((await seedDelivery(endpoint.id, "held", { ago: "100 hours" })).id);
+    const first = await viewer.get("/console/webhooks/messages?status=held");
+    expect(rowsOf(first, "data-delivery-id")).toHaveLength(25);
+    const next = /<a href="([^"]+)" rel="next" id="messages-next">/.exec(first.text)![1]!.replace(/&amp;/g, "&");
+    expect(next).toMatch(/^\/console\/webhooks\/messages\?status=held&cursor=/);
+    const second = await viewer.get(next);
+    expect([...rowsOf(first, "data-delivery-id"), ...rowsOf(second, "data-delivery-id")].slice(0, 27)).toEqual(
+      [...ids].reverse(),
+    );
+  });
+
+  it("resends a succeeded delivery: a new run of attempts, told apart from the earlier one", async () => {
+    const endpoint = await createEndpoint();
+    const { id } = await seedDelivery(endpoint.id, "succeeded");
+    await db.query(
+      `insert into webhooks.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
+         status_code, error, response_body, response_body_truncated)
+       values ($1, $2, 1, now() - interval '1 minute', 20, true, 200, null, 'ok', false)`,
+      [id, endpoint.id],
+    );
+    const page = await admin.get(`/console/webhooks/${endpoint.id}/deliveries/${id}`);
+    expect(page.text).toContain("Resend this delivery");
+    expect((await viewer.get(`/console/webhooks/${endpoint.id}/deliveries/${id}`)).text).not.toContain(
+      'id="redrive-form"',
+    );
+    const resent = await admin.post(
+      `/console/webhooks/${endpoint.id}/deliveries/${id}/redrive`,
+      formFields(page, "redrive-form"),
+    );
+    expect(resent.status).toBe(303);
+    const shown = await eventually("the resent delivery's second attempt", async () => {
+      const detail = await admin.get(resent.location);
+      return rowsOf(detail, "data-attempt").length === 2 && detail;
+    });
+    expect(shown.text).toContain('<tr data-attempt="1" data-run="earlier">');
+    expect(shown.text).toContain('<tr data-attempt="2" data-run="current">');
+    // Recorded as a redrive by this console user in the tenant's activity.
+    await eventually("the resend in the activity feed", async () =>
+      JSON.stringify((await api("GET", "/activity?limit=50")).body).includes("webhook.delivery_redriven"),
+    );
+  });
+
+  it("offers only the endpoint's subscribed types for a test, wildcards expanded, the first one chosen", async () => {
+    const endpoint = await createEndpoint({ eventTypes: ["conversation.started", "booking.*"] });
+    const page = await admin.get(`/console/webhooks/${endpoint.id}`);
+    const select = page.text.slice(page.text.indexOf('<select id="test-event-type"'));
+    const offered = [...select.slice(0, select.indexOf("</select>")).matchAll(/<option value="([^"]+)"/g)].map(
+      (m) => m[1],
+    );
+    const catalog = (await api("GET", "/webhooks/event-types")).body.data as { type: string; subscribable: boolean }[];
+    const bookings = catalog.filter((t) => t.subscribable && t.type.startsWith("booking.")).map((t) => t.type);
+    expect(bookings.length).toBeGreaterThan(1);
+    expect(offered).toEqual(["conversation.started", ...bookings]);
+  });
+
+  it("answers /favicon.ico with the icon the pages link", async () => {
+    const icon = await fetch(`${stack.url}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toBe("image/x-icon");
+    const bytes = Buffer.from(await icon.arrayBuffer());
+    expect([...bytes.subarray(0, 4)]).toEqual([0, 0, 1, 0]);
+    const page = await viewer.get("/console/webhooks");
+    const linked = /<link rel="icon" href="([^"]+)" sizes="32x32" type="image\/x-icon" \/>/.exec(page.text)![1]!;
+    const asset = await fetch(`${stack.url}${linked}`);
+    expect(Buffer.from(await asset.arrayBuffer()).equals(bytes)).toBe(true);
   });
 });

@@ -375,7 +375,7 @@ describe("webhook management", () => {
       expectProblem(await post(`${path}/test`, { type: "booking.created" }), 400, "request.invalid");
     });
 
-    it("pages, filters and inspects seeded deliveries; redrives a dead-lettered one", async () => {
+    it("pages, filters and inspects seeded deliveries; redrives a dead-lettered one and resends a succeeded one", async () => {
       const endpoint = await createEndpoint();
       const path = `${base()}/${endpoint.id as string}`;
       const ids: string[] = [];
@@ -403,7 +403,13 @@ describe("webhook management", () => {
       const replay = await post(`${path}/deliveries/${ids[1]!}/redrive`, undefined, { idempotencyKey: key });
       expect(replay.res.headers.get("idempotent-replayed")).toBe("true");
       expect(replay.body).toEqual(redriven.body);
-      expectProblem(await post(`${path}/deliveries/${ids[0]!}/redrive`), 409, "webhook.delivery_not_redrivable");
+      // Held (its endpoint paused): still on its way, not redrivable.
+      const held = await seedDelivery(endpoint.id as string, "held");
+      expectProblem(await post(`${path}/deliveries/${held}/redrive`), 409, "webhook.delivery_not_redrivable");
+      // A succeeded one is resent: a fresh run.
+      const resent = await post(`${path}/deliveries/${ids[0]!}/redrive`);
+      expect(resent.res.status).toBe(200);
+      expect(resent.body).toMatchObject({ id: ids[0], status: "pending", attempts: 0, attemptsTotal: 1 });
       const old = await seedDelivery(endpoint.id as string, "dead_lettered", "31 days");
       expectProblem(await post(`${path}/deliveries/${old}/redrive`), 409, "webhook.redrive_window_closed");
       expectProblem(
@@ -411,6 +417,40 @@ describe("webhook management", () => {
         404,
         "webhook.delivery_not_found",
       );
+    });
+
+    it("lists the message log across the tenant's endpoints: a date window, status, event id, the cursor", async () => {
+      const [one, two] = [await createEndpoint(), await createEndpoint()];
+      const oldest = await seedDelivery(one.id as string, "succeeded", "50 hours");
+      const middle = await seedDelivery(two.id as string, "dead_lettered", "49 hours");
+      const newest = await seedDelivery(one.id as string, "succeeded", "48 hours");
+      const ago = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+      const window = `createdAfter=${ago(51)}&createdBefore=${ago(47)}`;
+      const first = await call("GET", `${base()}/deliveries?${window}&limit=2`);
+      expect(first.res.status).toBe(200);
+      const rest = await call(
+        "GET",
+        `${base()}/deliveries?${window}&limit=2&cursor=${encodeURIComponent(first.body.nextCursor as string)}`,
+      );
+      expect(rest.body.nextCursor).toBeNull();
+      type Row = { id: string; endpointId: string };
+      expect([...(first.body.data as Row[]), ...(rest.body.data as Row[])].map((d) => [d.id, d.endpointId])).toEqual([
+        [newest, one.id],
+        [middle, two.id],
+        [oldest, one.id],
+      ]);
+      const succeeded = await call("GET", `${base()}/deliveries?${window}&status=succeeded`);
+      expect((succeeded.body.data as { id: string }[]).map((d) => d.id)).toEqual([newest, oldest]);
+      const eventId = `evt_${middle.slice(4)}`;
+      const ofEvent = await call("GET", `${base()}/deliveries?eventId=${eventId}&eventType=booking.created`);
+      expect((ofEvent.body.data as { id: string }[]).map((d) => d.id)).toEqual([middle]);
+      expectProblem(await call("GET", `${base()}/deliveries?createdAfter=2026-11-01`), 400, "request.invalid");
+      expectProblem(
+        await call("GET", `${base()}/deliveries?createdAfter=${ago(1)}&createdBefore=${ago(2)}`),
+        400,
+        "request.invalid",
+      );
+      expectProblem(await call("GET", `${base()}/deliveries?status=late`), 400, "request.invalid");
     });
 
     it("shows each attempt's error class, the endpoint's health and 24 h success rate, and hourly stats", async () => {

@@ -6,6 +6,7 @@ import * as traceContext from "./20261124120000_trace_context.js";
 import * as recoveries from "./20261124150000_recoveries.js";
 import * as publishEvent from "./20261124180000_publish_event_function.js";
 import * as endpointRateLimit from "./20261127160000_endpoint_rate_limit.js";
+import * as tenantLog from "./20261127170000_deliveries_tenant_log.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   recoveries,
   publishEvent,
   endpointRateLimit,
+  tenantLog,
 ];

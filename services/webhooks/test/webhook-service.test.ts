@@ -818,6 +818,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
           status: "",
           eventType: "",
           eventId: "",
+          createdAfter: "",
+          createdBefore: "",
         });
         seen.push(...page.deliveries.map((d) => d.id));
         cursor = page.nextCursor;
@@ -833,6 +835,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         status: "succeeded",
         eventType: "",
         eventId: "",
+        createdAfter: "",
+        createdBefore: "",
       });
       expect(succeeded.deliveries.map((d) => d.id)).toEqual([ids[11], ids[6], ids[1]]);
       const cancelled = await rpc("listDeliveries", {
@@ -843,6 +847,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         status: "",
         eventType: "booking.cancelled",
         eventId: "",
+        createdAfter: "",
+        createdBefore: "",
       });
       expect(cancelled.deliveries.map((d) => d.id)).toEqual([ids[9], ids[6], ids[3], ids[0]]);
       const ofOneEvent = await rpc("listDeliveries", {
@@ -853,6 +859,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         status: "",
         eventType: "",
         eventId: cancelled.deliveries[1]!.eventId,
+        createdAfter: "",
+        createdBefore: "",
       });
       expect(ofOneEvent.deliveries.map((d) => d.id)).toEqual([ids[6]]);
       expect(cancelled.deliveries[0]).toMatchObject({
@@ -863,7 +871,16 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         attemptsTotal: 0,
         livemode: true,
       });
-      const base = { tenantId: tenant, endpointId: endpoint!.id, limit: 0, cursor: "", eventType: "", eventId: "" };
+      const base = {
+        tenantId: tenant,
+        endpointId: endpoint!.id,
+        limit: 0,
+        cursor: "",
+        eventType: "",
+        eventId: "",
+        createdAfter: "",
+        createdBefore: "",
+      };
       expect(await failure(rpc("listDeliveries", { ...base, status: "failed" }))).toMatchObject({
         status: "INVALID_ARGUMENT",
         code: "request.invalid",
@@ -872,6 +889,58 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
         status: "NOT_FOUND",
         code: "webhook.endpoint_not_found",
       });
+    });
+
+    it("without an endpoint lists the tenant's message log across its live endpoints, by date range", async () => {
+      const mine = `ten_${randomBytes(4).toString("hex")}`;
+      const { endpoint: first } = await create({ tenantId: mine });
+      const { endpoint: second } = await create({ tenantId: mine });
+      const { endpoint: gone } = await create({ tenantId: mine });
+      const { endpoint: foreign } = await create({ tenantId: other });
+      const old = await seedDelivery({ endpoint: first!, createdAgoMs: 3 * 3_600_000, type: "booking.cancelled" });
+      const a = await seedDelivery({ endpoint: first!, createdAgoMs: 2 * 3_600_000, status: "succeeded" });
+      const b = await seedDelivery({ endpoint: second!, createdAgoMs: 3_600_000, status: "dead_lettered" });
+      const c = await seedDelivery({ endpoint: second!, status: "succeeded" });
+      await seedDelivery({ endpoint: gone! });
+      await seedDelivery({ endpoint: foreign! });
+      await rpc("deleteEndpoint", { tenantId: mine, endpointId: gone!.id, idempotencyKey: key() });
+      const log = {
+        tenantId: mine,
+        endpointId: "",
+        limit: 2,
+        cursor: "",
+        status: "",
+        eventType: "",
+        eventId: "",
+        createdAfter: "",
+        createdBefore: "",
+      };
+      const firstPage = await rpc("listDeliveries", log);
+      const secondPage = await rpc("listDeliveries", { ...log, cursor: firstPage.nextCursor });
+      expect([...firstPage.deliveries, ...secondPage.deliveries].map((d) => d.id)).toEqual([c, b, a, old]);
+      expect(secondPage.nextCursor).toBe("");
+      const iso = (agoMs: number) => new Date(Date.now() - agoMs).toISOString();
+      const window = { ...log, limit: 100, createdAfter: iso(2.5 * 3_600_000), createdBefore: iso(30 * 60_000) };
+      expect((await rpc("listDeliveries", window)).deliveries.map((d) => d.id)).toEqual([b, a]);
+      expect(
+        (await rpc("listDeliveries", { ...window, status: "succeeded" })).deliveries.map((d) => [d.id, d.endpointId]),
+      ).toEqual([[a, first!.id]]);
+      expect(
+        (await rpc("listDeliveries", { ...log, eventType: "booking.cancelled" })).deliveries.map((d) => d.id),
+      ).toEqual([old]);
+      const { delivery } = await rpc("getDelivery", { tenantId: mine, endpointId: second!.id, deliveryId: b });
+      expect((await rpc("listDeliveries", { ...log, eventId: delivery!.eventId })).deliveries.map((d) => d.id)).toEqual(
+        [b],
+      );
+      for (const bound of [{ createdAfter: "2026-11-27" }, { createdBefore: "yesterday" }]) {
+        expect(await failure(rpc("listDeliveries", { ...log, ...bound }))).toMatchObject({
+          status: "INVALID_ARGUMENT",
+          code: "request.invalid",
+        });
+      }
+      expect(
+        await failure(rpc("listDeliveries", { ...log, createdAfter: iso(0), createdBefore: iso(60_000) })),
+      ).toMatchObject({ status: "INVALID_ARGUMENT", code: "request.invalid" });
     });
 
     it("inspects a delivery: its attempts oldest first and the exact payload", async () => {
@@ -968,11 +1037,25 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       expect(jobs.length).toBe(before);
     });
 
-    it("refuses succeeded, pending and held deliveries, and those past the 30-day window", async () => {
+    it("resends a succeeded delivery: a fresh run after the attempts made, enqueued", async () => {
+      const { endpoint } = await create();
+      const id = await seedDelivery({ endpoint: endpoint!, status: "succeeded", attempts: 2, generation: 2 });
+      const before = jobs.length;
+      const resent = await rpc("redriveDelivery", {
+        tenantId: tenant,
+        endpointId: endpoint!.id,
+        deliveryId: id,
+        idempotencyKey: key(),
+      });
+      expect(resent.delivery).toMatchObject({ id, status: "pending", attempts: 0, attemptsTotal: 2 });
+      expect(jobs.slice(before)).toEqual([{ deliveryId: id, generation: 3 }]);
+    });
+
+    it("refuses pending and held deliveries, and those past the 30-day window", async () => {
       const { endpoint } = await create();
       const redriveOf = (deliveryId: string) =>
         rpc("redriveDelivery", { tenantId: tenant, endpointId: endpoint!.id, deliveryId, idempotencyKey: key() });
-      for (const status of ["succeeded", "pending", "held"]) {
+      for (const status of ["pending", "held"]) {
         expect(await failure(redriveOf(await seedDelivery({ endpoint: endpoint!, status })))).toMatchObject({
           status: "FAILED_PRECONDITION",
           code: "webhook.delivery_not_redrivable",

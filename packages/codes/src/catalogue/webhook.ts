@@ -59,7 +59,8 @@ export const webhookCodes = {
   "webhook.delivery_not_redrivable": {
     status: 409,
     title: "The delivery cannot be redriven",
-    meaning: "Only a dead-lettered or failed delivery can be redriven.",
+    meaning:
+      "Only a succeeded (resent), dead-lettered or failed (awaiting retry) delivery can be redriven; a pending or held one is still on its way.",
     reaction: "Read the delivery, then decide.",
     usedAs: ["problem"],
   },

@@ -329,6 +329,7 @@ export interface Attempt {
 
 export interface ListDeliveriesRequest {
   tenantId: string;
+  /** Empty: the message log, every delivery of the tenant's endpoints that are not deleted. */
   endpointId: string;
   /** 1-100; 0 means the default (20). */
   limit: number;
@@ -339,6 +340,10 @@ export interface ListDeliveriesRequest {
   eventType: string;
   /** Empty: every event; else only the delivery of this event id (at most one per endpoint). */
   eventId: string;
+  /** RFC 3339 with a zone; empty: no bound. Only deliveries created at or after it. */
+  createdAfter: string;
+  /** RFC 3339 with a zone; empty: no bound. Only deliveries created before it. */
+  createdBefore: string;
 }
 
 export interface ListDeliveriesResponse {
@@ -3818,7 +3823,17 @@ export const Attempt: MessageFns<Attempt> = {
 };
 
 function createBaseListDeliveriesRequest(): ListDeliveriesRequest {
-  return { tenantId: "", endpointId: "", limit: 0, cursor: "", status: "", eventType: "", eventId: "" };
+  return {
+    tenantId: "",
+    endpointId: "",
+    limit: 0,
+    cursor: "",
+    status: "",
+    eventType: "",
+    eventId: "",
+    createdAfter: "",
+    createdBefore: "",
+  };
 }
 
 export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
@@ -3843,6 +3858,12 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     }
     if (message.eventId !== "") {
       writer.uint32(58).string(message.eventId);
+    }
+    if (message.createdAfter !== "") {
+      writer.uint32(66).string(message.createdAfter);
+    }
+    if (message.createdBefore !== "") {
+      writer.uint32(74).string(message.createdBefore);
     }
     return writer;
   },
@@ -3916,6 +3937,22 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
             message.eventId = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.createdAfter = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.createdBefore = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3953,6 +3990,16 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
         : isSet(object.event_id)
         ? globalThis.String(object.event_id)
         : "",
+      createdAfter: isSet(object.createdAfter)
+        ? globalThis.String(object.createdAfter)
+        : isSet(object.created_after)
+        ? globalThis.String(object.created_after)
+        : "",
+      createdBefore: isSet(object.createdBefore)
+        ? globalThis.String(object.createdBefore)
+        : isSet(object.created_before)
+        ? globalThis.String(object.created_before)
+        : "",
     };
   },
 
@@ -3979,6 +4026,12 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     if (message.eventId !== "") {
       obj.eventId = message.eventId;
     }
+    if (message.createdAfter !== "") {
+      obj.createdAfter = message.createdAfter;
+    }
+    if (message.createdBefore !== "") {
+      obj.createdBefore = message.createdBefore;
+    }
     return obj;
   },
 
@@ -3994,6 +4047,8 @@ export const ListDeliveriesRequest: MessageFns<ListDeliveriesRequest> = {
     message.status = object.status ?? "";
     message.eventType = object.eventType ?? "";
     message.eventId = object.eventId ?? "";
+    message.createdAfter = object.createdAfter ?? "";
+    message.createdBefore = object.createdBefore ?? "";
     return message;
   },
 };

@@ -12,7 +12,7 @@ export interface ConsoleAsset {
   integrity: string;
 }
 
-export type ConsoleAssetName = "htmx.min.js" | "console-script.js" | "console-style.css";
+export type ConsoleAssetName = "htmx.min.js" | "console-script.js" | "console-style.css" | "favicon.ico";
 
 function asset(name: ConsoleAssetName, contentType: string, body: Buffer): ConsoleAsset {
   const digest = createHash("sha256").update(body).digest("hex").slice(0, 16);
@@ -25,7 +25,7 @@ function asset(name: ConsoleAssetName, contentType: string, body: Buffer): Conso
 }
 
 /**
- * The console's three static files, read once at start and served as their bytes: htmx from
+ * The console's four static files, read once at start and served as their bytes: htmx from
  * node_modules (htmx.org, pinned to an exact version in the gateway's package.json; nothing is
  * downloaded at run time), and the console's own script and style sheet, the files of the
  * gateway's `static/` folder (its package.json exports and ships them beside `dist/`, so the
@@ -37,6 +37,8 @@ function asset(name: ConsoleAssetName, contentType: string, body: Buffer): Conso
  *   session's CSRF token in X-CSRF-Token (from <meta name="csrf-token">), for hx-post buttons
  *   outside a form. No eval, no inline handlers: the CSP allows only scripts from 'self'.
  * - `console-style.css`, the one style sheet (CSP style-src 'self': no inline style anywhere).
+ * - `favicon.ico`, the console's icon (a 32 px PNG in an ICO): linked by every page and also
+ *   answered at `/favicon.ico`, where browsers look by themselves.
  */
 export function loadConsoleAssets(): Record<ConsoleAssetName, ConsoleAsset> {
   const require = createRequire(import.meta.url);
@@ -50,5 +52,6 @@ export function loadConsoleAssets(): Record<ConsoleAssetName, ConsoleAsset> {
       "text/css; charset=utf-8",
       file("@platform/gateway/static/console-style.css"),
     ),
+    "favicon.ico": asset("favicon.ico", "image/x-icon", file("@platform/gateway/static/favicon.ico")),
   };
 }

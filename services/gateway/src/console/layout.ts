@@ -55,6 +55,7 @@ export const consoleNav: NavItem[] = [
   { href: "/console", label: "Home", role: "viewer" },
   { href: "/console/attention", label: "Attention", role: "viewer" },
   { href: "/console/webhooks", label: "Webhooks", role: "viewer" },
+  { href: "/console/webhooks/messages", label: "Message log", role: "viewer" },
   { href: "/console/tenant", label: "Tenant", role: "viewer" },
   { href: "/console/users", label: "Users", role: "owner" },
 ];
@@ -121,6 +122,7 @@ export function renderShell(options: ShellOptions): string {
         <meta name="csrf-token" content="${options.csrfToken}" />
         <meta name="htmx-config" content="${JSON.stringify(HTMX_CONFIG)}" />
         <title>${options.title} · Console</title>
+        <link rel="icon" href="${assets["favicon.ico"].path}" sizes="32x32" type="image/x-icon" />
         <link
           rel="stylesheet"
           href="${assets["console-style.css"].path}"

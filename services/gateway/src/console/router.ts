@@ -8,7 +8,7 @@ import { ApiError } from "../http/api-error.js";
 import { EXACT_ROUTES } from "../http/router.js";
 import { loadConsoleAssets, type ConsoleAsset, type ConsoleAssetName } from "./assets.js";
 import { html } from "./html.js";
-import { ConsolePageError } from "./page-error.js";
+import { ConsolePageError, productWords } from "./page-error.js";
 import { CSRF_FIELD, CSRF_HEADER, renderShell } from "./layout.js";
 import {
   CONSOLE_PREFIX,
@@ -26,6 +26,7 @@ import { setConsoleSecurityHeaders } from "./security-headers.js";
 import { BrowserSession } from "./session.js";
 
 const MAX_FORM_BYTES = 64 * 1024;
+const FAVICON_PATH = "/favicon.ico";
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 const emptyForm: FormFields = { get: () => "", all: () => [] };
@@ -173,8 +174,22 @@ export function consoleMiddleware(routes: readonly ConsoleRoute[], deps: Console
       renderError(ctx, thrown, assets);
     }
   };
+  const favicon = assets["favicon.ico"];
+  const serveFavicon = (ctx: Context): Promise<void> => {
+    // Where browsers look for a site's icon by themselves (the pages also link the hashed asset).
+    setConsoleSecurityHeaders(ctx, deps.settings.frameAncestors);
+    ctx.set("cache-control", "public, max-age=86400");
+    ctx.type = favicon.contentType;
+    ctx.body = favicon.body;
+    return Promise.resolve();
+  };
   // Every other request passes straight on (no async frame of its own: this runs on every request).
-  return (ctx, next) => (isConsolePath(ctx.path) ? serve(ctx) : next());
+  return (ctx, next) =>
+    isConsolePath(ctx.path)
+      ? serve(ctx)
+      : ctx.path === FAVICON_PATH && (ctx.method === "GET" || ctx.method === "HEAD")
+        ? serveFavicon(ctx)
+        : next();
 }
 
 async function respond(
@@ -226,7 +241,7 @@ function renderError(ctx: Context, thrown: unknown, assets: Record<ConsoleAssetN
   } else if (thrown instanceof ApiError && thrown.status < 500) {
     status = thrown.status;
     title = thrown.status === 404 ? "Not found" : thrown.status === 403 ? "Not allowed" : "Request refused";
-    message = thrown.message;
+    message = productWords(thrown.status, thrown.options.code);
     headers = thrown.options.headers ?? {};
   } else if (thrown instanceof ApiError && thrown.status === 503) {
     status = 503;

@@ -5,8 +5,10 @@ import { invitationPages } from "./pages/invitation.js";
 import { signInPages } from "./pages/sign-in.js";
 import { tenantPages } from "./pages/tenant.js";
 import { userPages } from "./pages/users.js";
+import { webhookDeletePages } from "./pages/webhook-delete.js";
 import { webhookDeliveryPages } from "./pages/webhook-deliveries.js";
 import { webhookEndpointPages } from "./pages/webhook-endpoints.js";
+import { webhookMessagePages } from "./pages/webhook-messages.js";
 import { webhookSecretPages } from "./pages/webhook-secret.js";
 import type { ConsoleRoute } from "./route.js";
 
@@ -23,7 +25,10 @@ export const consolePages: readonly ConsoleRoute[] = [
   ...attentionPages,
   ...tenantPages,
   ...userPages,
+  // Before the endpoint pages: `/console/webhooks/messages` is not an endpoint id.
+  ...webhookMessagePages,
   ...webhookEndpointPages,
+  ...webhookDeletePages,
   ...webhookSecretPages,
   ...webhookDeliveryPages,
 ];

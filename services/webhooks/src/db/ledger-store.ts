@@ -127,15 +127,22 @@ export interface TestDeliveryInput {
 }
 
 export interface LedgerStore {
+  /**
+   * A page of deliveries, newest first: the endpoint's ledger (deliveries_ledger_idx), or with
+   * `endpointId` undefined the tenant's message log across its endpoints that are not deleted
+   * (deliveries_tenant_log_idx). `createdAfter` is inclusive, `createdBefore` exclusive.
+   */
   list(
     tenantId: string,
-    endpointId: string,
+    endpointId: string | undefined,
     options: {
       limit: number;
       afterSeq: number | undefined;
       status?: DeliveryStatus;
       eventType?: string;
       eventId?: string;
+      createdAfter?: Date;
+      createdBefore?: Date;
     },
   ): Promise<DeliveryPage>;
   /** The delivery with its attempts (oldest first) and exact payload; DeliveryNotFoundError otherwise. */
@@ -184,16 +191,27 @@ export function createLedgerStore(db: Knex): LedgerStore {
   const one = (query: Knex | Knex.Transaction, tenantId: string, endpointId: string, deliveryId: string) =>
     query("deliveries").where({ tenant_id: tenantId, endpoint_id: endpointId, id: deliveryId });
   return {
-    async list(tenantId, endpointId, { limit, afterSeq, status, eventType, eventId }) {
+    async list(tenantId, endpointId, { limit, afterSeq, status, eventType, eventId, createdAfter, createdBefore }) {
       const query = db("deliveries")
-        .select<DeliveryRow[]>(deliveryColumns)
-        .where({ tenant_id: tenantId, endpoint_id: endpointId })
-        .orderBy("seq", "desc")
+        .select<DeliveryRow[]>(deliveryColumns.map((column) => `deliveries.${column}`))
+        .where("deliveries.tenant_id", tenantId)
+        .orderBy("deliveries.seq", "desc")
         .limit(limit + 1);
-      if (afterSeq !== undefined) void query.andWhere("seq", "<", afterSeq);
-      if (status !== undefined) void query.andWhere({ status });
-      if (eventType !== undefined) void query.andWhere({ event_type: eventType });
-      if (eventId !== undefined) void query.andWhere({ event_id: eventId });
+      if (endpointId !== undefined) void query.andWhere("deliveries.endpoint_id", endpointId);
+      else {
+        // The message log: a deleted endpoint's deliveries stay in the ledger but are not shown
+        // (their endpoint, and so they, are not found).
+        void query
+          .join("endpoints", "endpoints.id", "deliveries.endpoint_id")
+          .where("endpoints.tenant_id", tenantId)
+          .whereNull("endpoints.deleted_at");
+      }
+      if (afterSeq !== undefined) void query.andWhere("deliveries.seq", "<", afterSeq);
+      if (status !== undefined) void query.andWhere("deliveries.status", status);
+      if (eventType !== undefined) void query.andWhere("deliveries.event_type", eventType);
+      if (eventId !== undefined) void query.andWhere("deliveries.event_id", eventId);
+      if (createdAfter !== undefined) void query.andWhere("deliveries.created_at", ">=", createdAfter);
+      if (createdBefore !== undefined) void query.andWhere("deliveries.created_at", "<", createdBefore);
       const rows = await query;
       const page = rows.slice(0, limit);
       return { deliveries: page.map(fromRow), nextAfterSeq: rows.length > limit ? page.at(-1)!.seq : undefined };

@@ -32,7 +32,7 @@ import {
   RedriveWindowClosedError,
 } from "../domain/delivery-state.js";
 import { EndpointNotFoundError } from "../domain/endpoint.js";
-import { nextRedriveAt } from "../domain/recovery.js";
+import { nextRedriveAt, recoverableStatuses } from "../domain/recovery.js";
 import { every, type Periodic } from "./periodic.js";
 
 export interface RecoveryRunnerOptions {
@@ -107,6 +107,8 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): Periodic {
           now,
           endpointPaused: endpoint.paused,
           windowMs: options.retentionMs,
+          // A delivery that succeeded since the recovery was asked for is skipped, not resent.
+          statuses: recoverableStatuses,
         });
         const restarted = await ledger.restart(trx, delivery.id, state, now);
         outcome = "redriven";

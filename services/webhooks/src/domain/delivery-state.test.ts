@@ -133,6 +133,7 @@ describe("redrive", () => {
   it.each([
     ["dead_lettered", 8],
     ["awaiting_retry", 3],
+    ["succeeded", 1],
   ] as const)("sends a %s delivery again as a fresh run of 8, due now", (status, attempts) => {
     const now = at(redriveWindowMs - 1);
     expect(redrive(state(status, attempts), { now, endpointPaused: false })).toEqual({
@@ -157,10 +158,16 @@ describe("redrive", () => {
     expect(attempt).toThrow(expect.objectContaining({ code: "webhook.redrive_window_closed" }) as Error);
   });
 
-  it.each(["pending", "succeeded", "held"] as const)("refuses a %s delivery", (status) => {
+  it.each(["pending", "held"] as const)("refuses a %s delivery", (status) => {
     const attempt = () => redrive(state(status, 1), { now: t0, endpointPaused: false });
     expect(attempt).toThrow(DeliveryNotRedrivableError);
     expect(attempt).toThrow(expect.objectContaining({ code: "webhook.delivery_not_redrivable" }) as Error);
+  });
+
+  it("refuses a succeeded delivery when the caller's statuses leave it out (a recovery)", () => {
+    const attempt = () =>
+      redrive(state("succeeded", 1), { now: t0, endpointPaused: false, statuses: ["awaiting_retry", "dead_lettered"] });
+    expect(attempt).toThrow(DeliveryNotRedrivableError);
   });
 });
 

@@ -11,7 +11,7 @@
  *        ├─ failure, attempts < 8 ───────> awaiting_retry (next at now + delay[attempts-1], or later
  *        │                                 when a 429/503 asked so with Retry-After)
  *        └─ failure, attempt 8 ──────────> dead_lettered, and the endpoint is paused
- *   dead_lettered / awaiting_retry ──redrive (within 30 days)──> pending (a fresh run of 8), or held
+ *   succeeded / dead_lettered / awaiting_retry ──redrive (within 30 days)──> pending (a fresh run of 8), or held
  *
  * Nothing here reads a clock: `now` is always an argument.
  */
@@ -65,7 +65,7 @@ export class DeliveryNotRedrivableError extends DomainError {
     super(
       "failed_precondition",
       "webhook.delivery_not_redrivable",
-      `only a dead-lettered or failed delivery can be redriven; this one is ${status}`,
+      `only a succeeded, dead-lettered or failed (awaiting retry) delivery can be redriven; this one is ${status}`,
     );
   }
 }
@@ -183,15 +183,23 @@ export function withinRedriveWindow(createdAt: Date, now: Date, windowMs = redri
 }
 
 /**
- * Redrive of a dead-lettered delivery, or of a failed one awaiting its retry, while the event is
- * retained (30 days). It goes through the same pipeline again: a fresh run of 8 attempts, due
- * now, or held when the endpoint is still paused (as it is after a dead-letter until resumed).
+ * The statuses RedriveDelivery accepts: a delivery that is over (succeeded: a resend, as Svix's
+ * "resend"; dead-lettered) or failed and awaiting its retry. A pending or held one is still on its
+ * way: it is refused (webhook.delivery_not_redrivable).
+ */
+export const redrivableStatuses: readonly DeliveryStatus[] = ["succeeded", "dead_lettered", "awaiting_retry"];
+
+/**
+ * Redrive of a delivery in one of `statuses` (default redrivableStatuses; a recovery passes its
+ * own, narrower list) while the event is retained (30 days). It goes through the same pipeline
+ * again: a fresh run of 8 attempts, due now, or held when the endpoint is still paused (as it is
+ * after a dead-letter until resumed). The attempts already made stay, numbered on.
  */
 export function redrive(
   state: DeliveryState,
-  options: { now: Date; endpointPaused: boolean; windowMs?: number },
+  options: { now: Date; endpointPaused: boolean; windowMs?: number; statuses?: readonly DeliveryStatus[] },
 ): DeliveryState {
-  if (state.status !== "dead_lettered" && state.status !== "awaiting_retry") {
+  if (!(options.statuses ?? redrivableStatuses).includes(state.status)) {
     throw new DeliveryNotRedrivableError(state.status);
   }
   if (!withinRedriveWindow(state.createdAt, options.now, options.windowMs)) throw new RedriveWindowClosedError();

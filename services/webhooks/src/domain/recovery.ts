@@ -8,7 +8,7 @@ import type { DeliveryStatus } from "./delivery-state.js";
 
 export type RecoveryState = "queued" | "running" | "completed" | "failed";
 
-/** The statuses a recovery redrives: what a single redrive accepts. */
+/** The statuses a recovery redrives: the failed ones (a single redrive also resends a succeeded one). */
 export const recoverableStatuses: readonly DeliveryStatus[] = ["awaiting_retry", "dead_lettered"];
 
 export interface RecoveryWindow {

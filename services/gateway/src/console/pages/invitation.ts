@@ -24,6 +24,8 @@ function setPasswordForm(request: PublicRequest, email: string, tenantId: string
     ${error && html`<p class="flash error" role="alert">${error}</p>`}
     <form class="stacked" method="post" action="${request.ctx.path}">
       ${csrfField(request.csrfToken)}
+      <label for="username">Email (your user name)</label>
+      <input id="username" name="username" type="email" readonly autocomplete="username" value="${email}" />
       <label for="password">New password (at least ${PASSWORD_MIN_LENGTH} characters)</label>
       <input
         id="password"

@@ -101,7 +101,7 @@ function activationSection(
     ${
       capabilities.length === 0
         ? html`<p>No capability has been checked.</p>`
-        : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="capabilities-heading">
+        : html`<div class="table-scroll" tabindex="0" role="region" aria-label="Capability report table">
             <table aria-labelledby="capabilities-heading">
               <thead>
                 <tr>
@@ -144,7 +144,7 @@ export function actorText(actor: string, users: readonly ConsoleUser[]): string 
 
 function activitySection(items: ActivityItem[], users: readonly ConsoleUser[]): SafeHtml {
   if (items.length === 0) return html`<p>No activity yet.</p>`;
-  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="activity-heading">
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-label="Activity table">
     <table aria-labelledby="activity-heading">
       <thead>
         <tr>

@@ -85,7 +85,7 @@ async function usersPage(
     html`${options.before}
       <section aria-labelledby="users-heading">
         <h2 id="users-heading">Console users of this tenant</h2>
-        <div class="table-scroll" tabindex="0" role="region" aria-labelledby="users-heading">
+        <div class="table-scroll" tabindex="0" role="region" aria-label="Console users table">
           <table aria-labelledby="users-heading">
             <thead>
               <tr>

@@ -50,16 +50,19 @@ async function redriveDelivery(request: SignedInRequest, deps: ConsoleDeps) {
   const endpointId = request.param("endpointId");
   const deliveryId = request.param("deliveryId");
   const idempotencyKey = formIdempotencyKey(form);
-  await callService(
+  const answer = await callService(
     deps.webhooks.redriveDelivery(
       { tenantId: viewer.tenantId, endpointId, deliveryId, idempotencyKey, actor: call.actor },
       call,
     ),
     { idempotencyKey, howToCheck: "The delivery may have been redriven: inspect it" },
   );
+  const held = answer.delivery?.status === "held";
   return redirect(deliveryPath(endpointId, deliveryId), {
     kind: "success",
-    text: "The delivery is redriven: a fresh run of attempts starts now.",
+    text: held
+      ? "The delivery is sent again as a new run of attempts, held until the endpoint is resumed."
+      : "The delivery is sent again: a new run of attempts starts now.",
   });
 }
 
@@ -157,7 +160,7 @@ export const webhookDeliveryPages: SignedInConsoleRoute[] = [
     method: "POST",
     path: "/console/webhooks/:endpointId/deliveries/:deliveryId/redrive",
     role: "admin",
-    summary: "Redrives one failed or dead-lettered delivery.",
+    summary: "Sends one delivery again as a new run of attempts: resends a succeeded one, redrives a failed one.",
     handle: redriveDelivery,
   },
   {

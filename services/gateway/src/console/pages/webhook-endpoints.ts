@@ -136,7 +136,12 @@ async function endpointPage(request: SignedInRequest, deps: ConsoleDeps) {
   const [{ endpoint }, stats, ledger, catalog, { recoveries }] = await Promise.all([
     callService(deps.webhooks.getEndpoint({ tenantId, endpointId }, call)),
     callService(deps.webhooks.getEndpointStats({ tenantId, endpointId }, call)),
-    callService(deps.webhooks.listDeliveries({ tenantId, endpointId, limit: LEDGER_PAGE, cursor, ...filters }, call)),
+    callService(
+      deps.webhooks.listDeliveries(
+        { tenantId, endpointId, limit: LEDGER_PAGE, cursor, ...filters, createdAfter: "", createdBefore: "" },
+        call,
+      ),
+    ),
     eventCatalog(deps, call),
     callService(deps.webhooks.listRecoveries({ tenantId, endpointId, limit: RECENT_RECOVERIES }, call)),
   ]);

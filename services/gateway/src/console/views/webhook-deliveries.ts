@@ -1,4 +1,4 @@
-import type { Attempt, GetDeliveryResponse, Recovery } from "@platform/proto/webhooks/v1";
+import type { Attempt, Delivery, GetDeliveryResponse, Recovery } from "@platform/proto/webhooks/v1";
 import { html, type SafeHtml } from "../html.js";
 import { csrfField, idempotencyField, time, utcText } from "../layout.js";
 import { deliveryPath, endpointPath, recoveryPath, statusBadge } from "./webhooks.js";
@@ -16,16 +16,45 @@ function responseBody(attempt: Attempt): SafeHtml {
     ${attempt.responseBodyTruncated && html`<p class="muted">Truncated: only the first 4 KiB are kept.</p>`}`;
 }
 
-function attemptRow(attempt: Attempt): SafeHtml {
-  return html`<tr data-attempt="${attempt.number}">
-    <th scope="row">${attempt.number}</th>
-    <td>${time(attempt.attemptedAt)}</td>
-    <td>${attempt.succeeded ? "Succeeded" : "Failed"}</td>
-    <td data-status-code="${attempt.statusCode ?? ""}">${attempt.statusCode ?? "—"}</td>
-    <td data-duration-ms="${attempt.durationMs}">${attempt.durationMs} ms</td>
-    <td>${attempt.errorClass ? html`<code>${attempt.errorClass}</code>` : "—"}</td>
-    <td>${responseBody(attempt)}</td>
+/**
+ * An attempt's row. `firstOfRun` is the number of the current run's first attempt when the
+ * delivery was sent again (redriven or resent): the Run column then tells the runs apart.
+ */
+function attemptRow(attempt: Attempt, firstOfRun: number | undefined): SafeHtml {
+  const run = firstOfRun === undefined ? undefined : attempt.number >= firstOfRun ? "current" : "earlier";
+  return html`<tr data-attempt="${attempt.number}" data-run="${run ?? ""}">
+    <th scope="row" data-label="#">${attempt.number}</th>
+    ${run && html`<td data-label="Run">${run === "current" ? "Current run" : "Earlier run"}</td>`}
+    <td data-label="Time">${time(attempt.attemptedAt)}</td>
+    <td data-label="Outcome">${attemptOutcome(attempt.succeeded)}</td>
+    <td data-label="Status" data-status-code="${attempt.statusCode ?? ""}">${attempt.statusCode ?? "—"}</td>
+    <td data-label="Duration" data-duration-ms="${attempt.durationMs}">${attempt.durationMs} ms</td>
+    <td data-label="Error class">${attempt.errorClass ? html`<code>${attempt.errorClass}</code>` : "—"}</td>
+    <td data-label="Response body">${responseBody(attempt)}</td>
   </tr>`;
+}
+
+const attemptOutcome = (succeeded: boolean): SafeHtml =>
+  succeeded
+    ? html`<span class="status status-succeeded">Succeeded</span>`
+    : html`<span class="status status-dead_lettered">Failed</span>`;
+
+/**
+ * The statuses a delivery can be sent again from (the service's redrivableStatuses): a succeeded
+ * one is resent, a failed or dead-lettered one redriven; a pending or held one is still on its way.
+ */
+export const RESENDABLE = ["succeeded", "dead_lettered", "awaiting_retry"];
+
+/**
+ * The payload for people: JSON indented by two spaces (the envelope is always JSON); anything
+ * that does not parse is shown as it is.
+ */
+export function prettyPayload(payload: string): string {
+  try {
+    return JSON.stringify(JSON.parse(payload), null, 2);
+  } catch {
+    return payload;
+  }
 }
 
 /** While nothing is known yet, the page refreshes itself: htmx polling with JS, a meta refresh without. */
@@ -58,8 +87,9 @@ function deliverySummary(view: DeliveryView): SafeHtml {
   const self = deliveryPath(view.endpointId, view.deliveryId);
   const latest = detail.attempts.at(-1);
   const waiting = detail.attempts.length === 0 && (d.status === "pending" || d.status === "awaiting_retry");
-  const redrivable = d.status === "dead_lettered" || d.status === "awaiting_retry";
-  return html`<section aria-labelledby="summary-heading" id="summary">
+  const resendable = RESENDABLE.includes(d.status);
+  const resend = d.status === "succeeded";
+  return html`<section aria-labelledby="summary-heading" id="summary" class="card">
     <h2 id="summary-heading">Summary</h2>
     <dl>
       <dt>Status</dt>
@@ -85,27 +115,35 @@ function deliverySummary(view: DeliveryView): SafeHtml {
     ${waiting && html`<p id="waiting">No attempt yet: waiting for the receiver.</p>`}
     ${waiting && refreshing(self, "delivery")}
     ${
-      redrivable &&
+      resendable &&
       view.canAct &&
-      html`<form method="post" action="${self}/redrive" id="redrive-form">
+      html`<form method="post" action="${self}/redrive" id="redrive-form" class="actions">
         ${csrfField(view.csrfToken)} ${idempotencyField()}
-        <button type="submit">Redrive this delivery</button>
+        <button type="submit" class="primary">${resend ? "Resend this delivery" : "Redrive this delivery"}</button>
+        <span class="muted"
+          >A new run of attempts with the same event id and payload; the attempts so far stay listed.</span
+        >
       </form>`
     }
   </section>`;
 }
 
-function attemptsTable(attempts: Attempt[]): SafeHtml {
-  return html`<section aria-labelledby="attempts-heading" id="attempts">
+function attemptsTable(attempts: Attempt[], delivery: Delivery): SafeHtml {
+  // attemptsTotal counts every run; attempts only the current one (a redrive or resend starts it at 0).
+  const total = Number(delivery.attemptsTotal);
+  const current = Number(delivery.attempts);
+  const firstOfRun = total > current ? total - current + 1 : undefined;
+  return html`<section aria-labelledby="attempts-heading" id="attempts" class="card">
     <h2 id="attempts-heading">Attempts</h2>
     ${
       attempts.length === 0
         ? html`<p>No attempt was made yet.</p>`
-        : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="attempts-heading">
-            <table id="attempt-table">
+        : html`<div class="table-fit">
+            <table id="attempt-table" class="responsive">
               <thead>
                 <tr>
                   <th scope="col">#</th>
+                  ${firstOfRun !== undefined && html`<th scope="col">Run</th>`}
                   <th scope="col">Time</th>
                   <th scope="col">Outcome</th>
                   <th scope="col">Status</th>
@@ -115,7 +153,7 @@ function attemptsTable(attempts: Attempt[]): SafeHtml {
                 </tr>
               </thead>
               <tbody>
-                ${attempts.map(attemptRow)}
+                ${attempts.map((attempt) => attemptRow(attempt, firstOfRun))}
               </tbody>
             </table>
           </div>`
@@ -126,12 +164,15 @@ function attemptsTable(attempts: Attempt[]): SafeHtml {
 /** A delivery: its summary and attempts (refreshed together while waiting), the payload, copy as curl. */
 export function deliveryDetail(view: DeliveryView): SafeHtml {
   return html`<p><a href="${endpointPath(view.endpointId)}">Back to the endpoint</a></p>
-    <div id="delivery">${deliverySummary(view)} ${attemptsTable(view.detail.attempts)}</div>
-    <section aria-labelledby="payload-heading" id="payload">
-      <h2 id="payload-heading">Payload (exactly as sent)</h2>
-      <pre><code id="payload-body">${view.detail.payload}</code></pre>
+    <div id="delivery">${deliverySummary(view)} ${attemptsTable(view.detail.attempts, view.detail.delivery!)}</div>
+    <section aria-labelledby="payload-heading" id="payload" class="card">
+      <h2 id="payload-heading">Payload</h2>
+      <p class="muted">Indented for reading. The copy button copies it exactly as sent (the bytes that were signed).</p>
+      <pre class="code"><code id="payload-body">${prettyPayload(view.detail.payload)}</code></pre>
+      <pre hidden><code id="payload-exact">${view.detail.payload}</code></pre>
+      <button type="button" data-copy="payload-exact" id="copy-payload" hidden>Copy the payload</button>
     </section>
-    <section aria-labelledby="curl-heading" id="curl">
+    <section aria-labelledby="curl-heading" id="curl" class="card">
       <h2 id="curl-heading">Copy as curl</h2>
       <p>
         Sends this payload again with the delivery's headers; it signs with your copy of the secret, never shown here.

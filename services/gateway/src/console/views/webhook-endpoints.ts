@@ -13,6 +13,7 @@ import {
   successRateText,
   versionField,
 } from "./webhooks.js";
+import { MESSAGE_LOG } from "./webhook-messages.js";
 
 /**
  * The markup of the console's webhook endpoint pages (their handlers are pages/webhook-endpoints.ts):
@@ -25,43 +26,46 @@ export const ENDPOINT_LIST = "/console/webhooks";
 
 function endpointRow(endpoint: Endpoint): SafeHtml {
   return html`<tr data-endpoint-id="${endpoint.id}">
-    <td><a href="${endpointPath(endpoint.id)}">${endpoint.url}</a></td>
-    <td>${endpoint.description}</td>
-    <td>${healthBadge(endpoint.health)}</td>
-    <td data-success-rate="${endpoint.successRate24h ?? ""}">
+    <td data-label="URL"><a href="${endpointPath(endpoint.id)}" class="url">${endpoint.url}</a></td>
+    <td data-label="Description">${endpoint.description}</td>
+    <td data-label="Health">${healthBadge(endpoint.health)}</td>
+    <td data-label="Success rate (24 h)" data-success-rate="${endpoint.successRate24h ?? ""}">
       ${successRateText(endpoint.successRate24h, endpoint.attempts24h)}
     </td>
-    <td>${attentionNote(endpoint) || "—"}</td>
+    <td data-label="Attention">${attentionNote(endpoint) || "—"}</td>
   </tr>`;
 }
 
 /** The list page: the endpoints (or that there are none), the link to add one, the next page. */
 export function endpointList(view: { endpoints: Endpoint[]; canAct: boolean; next: string }): SafeHtml {
-  return html`${view.canAct && html`<p><a href="/console/webhooks/new" id="new-endpoint">Add an endpoint</a></p>`}
-  ${
-    view.endpoints.length === 0
-      ? html`<p id="no-endpoints">No webhook endpoints yet.</p>`
-      : html`<div class="table-scroll" tabindex="0" role="region" aria-label="Endpoints">
-          <table id="endpoints">
-            <caption>
-              Endpoints, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Description</th>
-                <th scope="col">Health</th>
-                <th scope="col">Success rate (24 h)</th>
-                <th scope="col">Attention</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${view.endpoints.map(endpointRow)}
-            </tbody>
-          </table>
-        </div>`
-  }
-  ${view.next && html`<p><a href="${view.next}" rel="next">Next page</a></p>`}`;
+  return html`<div class="toolbar">
+      ${view.canAct && html`<a href="/console/webhooks/new" id="new-endpoint" class="button primary">Add an endpoint</a>`}
+      <a href="${MESSAGE_LOG}" id="message-log-link">Message log</a>
+    </div>
+    ${
+      view.endpoints.length === 0
+        ? html`<p id="no-endpoints" class="empty">No webhook endpoints yet.</p>`
+        : html`<div class="table-fit">
+            <table id="endpoints" class="responsive">
+              <caption>
+                Endpoints, newest first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Health</th>
+                  <th scope="col">Success rate (24 h)</th>
+                  <th scope="col">Attention</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${view.endpoints.map(endpointRow)}
+              </tbody>
+            </table>
+          </div>`
+    }
+    ${view.next && html`<p><a href="${view.next}" rel="next">Next page</a></p>`}`;
 }
 
 /** The create and edit form's fields. */
@@ -102,7 +106,7 @@ export function endpointForm(
         step="1"
         value="${options.values.rateLimit}"
       />
-      <button type="submit">${options.submit}</button>
+      <button type="submit" class="primary">${options.submit}</button>
     </form>`;
 }
 
@@ -154,7 +158,7 @@ export interface EndpointView {
 function endpointSettings(view: EndpointView): SafeHtml {
   const e = view.endpoint;
   const self = endpointPath(e.id);
-  return html`<section aria-labelledby="settings-heading" id="settings">
+  return html`<section aria-labelledby="settings-heading" id="settings" class="card">
     <h2 id="settings-heading">Settings</h2>
     <dl>
       <dt>URL</dt>
@@ -200,13 +204,14 @@ function endpointSettings(view: EndpointView): SafeHtml {
           <button type="submit">${e.paused ? "Resume the endpoint" : "Pause the endpoint"}</button>
         </form>
         <a href="${self}/rotate-secret" id="rotate-secret">Rotate the signing secret</a>
+        <a href="${self}/delete" id="delete-endpoint" class="danger">Delete the endpoint</a>
       </div>`
     }
   </section>`;
 }
 
 function attemptsChart(hourly: HourlyAttempts[]): SafeHtml {
-  return html`<section aria-labelledby="chart-heading" id="chart">
+  return html`<section aria-labelledby="chart-heading" id="chart" class="card">
     <h2 id="chart-heading">Attempts in the last 24 hours</h2>
     ${deliveryChart(
       hourly.map((hour) => ({
@@ -219,7 +224,7 @@ function attemptsChart(hourly: HourlyAttempts[]): SafeHtml {
 }
 
 function recentRecoveries(self: string, recoveries: Recovery[]): SafeHtml {
-  return html`<section aria-labelledby="recoveries-heading" id="recoveries">
+  return html`<section aria-labelledby="recoveries-heading" id="recoveries" class="card">
     <h2 id="recoveries-heading">Recent recoveries</h2>
     <ul>
       ${recoveries.map(
@@ -236,19 +241,23 @@ function recentRecoveries(self: string, recoveries: Recovery[]): SafeHtml {
 /** The admin's forms below the chart: send a test event, recover failed deliveries. */
 function endpointActions(view: EndpointView): SafeHtml {
   const self = endpointPath(view.endpoint.id);
-  const subscribable = view.catalog.filter((type) => type.subscribable).map((type) => type.type);
-  return html`<section aria-labelledby="test-heading" id="test">
+  const subscribed = subscribedTypes(view.endpoint.eventTypes, view.catalog);
+  return html`<section aria-labelledby="test-heading" id="test" class="card">
       <h2 id="test-heading">Send a test event</h2>
-      <form class="stacked" method="post" action="${self}/test" id="test-form">
-        ${csrfField(view.csrfToken)} ${idempotencyField()}
-        <label for="test-event-type">Event type</label>
-        <select id="test-event-type" name="eventType" required>
-          ${subscribable.map((type) => html`<option value="${type}">${type}</option>`)}
-        </select>
-        <button type="submit">Send the test event</button>
-      </form>
+      ${
+        subscribed.length === 0
+          ? html`<p id="no-test-types">The endpoint subscribes to no event type of the catalog.</p>`
+          : html`<form class="stacked" method="post" action="${self}/test" id="test-form">
+              ${csrfField(view.csrfToken)} ${idempotencyField()}
+              <label for="test-event-type">Event type (of those the endpoint subscribes to)</label>
+              <select id="test-event-type" name="eventType" required>
+                ${subscribed.map((type) => html`<option value="${type}">${type}</option>`)}
+              </select>
+              <button type="submit">Send the test event</button>
+            </form>`
+      }
     </section>
-    <section aria-labelledby="recover-heading" id="recover">
+    <section aria-labelledby="recover-heading" id="recover" class="card">
       <h2 id="recover-heading">Recover failed deliveries</h2>
       <p>
         Redeliver every failed or dead-lettered delivery created since a time. You will see how many first, then
@@ -266,40 +275,53 @@ function endpointActions(view: EndpointView): SafeHtml {
 function ledgerFilterForm(view: EndpointView): SafeHtml {
   const { filters } = view;
   const self = endpointPath(view.endpoint.id);
-  return html`<form method="get" action="${self}" id="ledger-filters" class="filters">
-    <label for="filter-status">Status</label>
-    <select id="filter-status" name="status">
-      <option value="">Any</option>
-      ${Object.entries(STATUS_TEXT).map(
-        ([value, text]) =>
-          html`<option value="${value}" ${filters.status === value && html`selected`}>${text}</option>`,
-      )}
-    </select>
-    <label for="filter-event-type">Event type</label>
-    <select id="filter-event-type" name="eventType">
-      <option value="">Any</option>
-      ${view.catalog.map(
-        (type) =>
-          html`<option value="${type.type}" ${filters.eventType === type.type && html`selected`}>${type.type}</option>`,
-      )}
-    </select>
-    <label for="filter-event-id">Event id</label>
-    <input id="filter-event-id" name="eventId" value="${filters.eventId}" />
-    <button type="submit">Filter</button>
-    ${view.filtered && html`<a href="${self}#deliveries">Clear filters</a>`}
+  return html`<form method="get" action="${self}" id="ledger-filters" class="filters" role="search">
+    <div class="field">
+      <label for="filter-status">Status</label>
+      <select id="filter-status" name="status">
+        <option value="">Any</option>
+        ${Object.entries(STATUS_TEXT).map(
+          ([value, text]) =>
+            html`<option value="${value}" ${filters.status === value && html`selected`}>${text}</option>`,
+        )}
+      </select>
+    </div>
+    <div class="field">
+      <label for="filter-event-type">Event type</label>
+      <select id="filter-event-type" name="eventType">
+        <option value="">Any</option>
+        ${view.catalog.map(
+          (type) =>
+            html`<option value="${type.type}" ${filters.eventType === type.type && html`selected`}>
+              ${type.type}
+            </option>`,
+        )}
+      </select>
+    </div>
+    <div class="field">
+      <label for="filter-event-id">Event id</label>
+      <input id="filter-event-id" name="eventId" value="${filters.eventId}" spellcheck="false" />
+    </div>
+    <div class="field buttons">
+      <button type="submit">Filter</button>
+      ${view.filtered && html`<a href="${self}#deliveries">Clear filters</a>`}
+    </div>
   </form>`;
 }
 
 function ledgerRow(endpointId: string, d: Delivery): SafeHtml {
   return html`<tr data-delivery-id="${d.id}">
-    <td><a href="${deliveryPath(endpointId, d.id)}">${d.id}</a>${d.livemode ? "" : html` <em>(test)</em>`}</td>
-    <td>${d.eventType}</td>
-    <td><code>${d.eventId}</code></td>
-    <td>${statusBadge(d.status)}</td>
-    <td>${d.attemptsTotal}</td>
-    <td>${d.lastStatusCode ?? d.lastError ?? "—"}</td>
-    <td>${time(d.nextAttemptAt)}</td>
-    <td>${time(d.createdAt)}</td>
+    <td data-label="Delivery">
+      <a href="${deliveryPath(endpointId, d.id)}" class="id">${d.id}</a>
+      ${d.livemode ? "" : html`<span class="tag">test</span>`}
+    </td>
+    <td data-label="Event type"><code>${d.eventType}</code></td>
+    <td data-label="Event id"><code class="id">${d.eventId}</code></td>
+    <td data-label="Status">${statusBadge(d.status)}</td>
+    <td data-label="Attempts" class="number">${d.attemptsTotal}</td>
+    <td data-label="Last answer">${d.lastStatusCode ?? d.lastError ?? "—"}</td>
+    <td data-label="Next attempt">${time(d.nextAttemptAt)}</td>
+    <td data-label="Created">${time(d.createdAt)}</td>
   </tr>`;
 }
 
@@ -310,8 +332,8 @@ function deliveriesLedger(view: EndpointView): SafeHtml {
     ${
       view.deliveries.length === 0
         ? html`<p id="no-deliveries">No deliveries${view.filtered ? " match these filters" : ""}.</p>`
-        : html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="deliveries-heading">
-            <table id="ledger">
+        : html`<div class="table-fit">
+            <table id="ledger" class="responsive">
               <caption>
                 Deliveries, newest first
               </caption>
@@ -340,9 +362,56 @@ function deliveriesLedger(view: EndpointView): SafeHtml {
 /** An endpoint: settings, the attempts per hour, recent recoveries, the admin's actions, the ledger. */
 export function endpointDetail(view: EndpointView): SafeHtml {
   const recoveries = view.recoveries.length > 0 && recentRecoveries(endpointPath(view.endpoint.id), view.recoveries);
-  return html`<p><a href="${ENDPOINT_LIST}">All endpoints</a></p>
-    ${endpointSettings(view)} ${attemptsChart(view.hourly)} ${recoveries} ${view.canAct && endpointActions(view)}
+  // Two columns on wide screens (settings beside the chart and the admin's forms), one on narrow ones.
+  return html`<p class="breadcrumb"><a href="${ENDPOINT_LIST}">All endpoints</a></p>
+    <div class="endpoint-layout">
+      <div class="endpoint-main">${endpointSettings(view)}</div>
+      <div class="endpoint-side">
+        ${attemptsChart(view.hourly)} ${recoveries} ${view.canAct && endpointActions(view)}
+      </div>
+    </div>
     ${deliveriesLedger(view)}`;
+}
+
+/**
+ * The event types a test of this endpoint may send: its filters in order, a family wildcard
+ * ("capability.*") expanded to the catalog's subscribable types of that family, an exact type kept
+ * if the catalog lists it as subscribable; each once. The picker offers these, the first selected.
+ */
+export function subscribedTypes(filters: readonly string[], catalog: readonly EventType[]): string[] {
+  const subscribable = catalog.filter((type) => type.subscribable).map((type) => type.type);
+  const chosen = filters.flatMap((filter) =>
+    filter.endsWith(".*")
+      ? subscribable.filter((type) => type.startsWith(filter.slice(0, -1)))
+      : subscribable.includes(filter)
+        ? [filter]
+        : [],
+  );
+  return [...new Set(chosen)];
+}
+
+/** Delete, step 1: what deleting does, and the form (carrying the version shown) that confirms it. */
+export function deleteConfirmation(csrfToken: string, endpoint: Endpoint): SafeHtml {
+  const self = endpointPath(endpoint.id);
+  return html`<section aria-labelledby="delete-heading" id="delete" class="card danger-zone">
+    <h2 id="delete-heading">Delete ${endpoint.description}?</h2>
+    <dl>
+      <dt>URL</dt>
+      <dd id="delete-url">${endpoint.url}</dd>
+      <dt>Event filters</dt>
+      <dd>${endpoint.eventTypes.map((type) => html`<code>${type}</code> `)}</dd>
+    </dl>
+    <p>
+      The endpoint receives no more events from the moment it is deleted, and its pending retries stop. It then no
+      longer shows in the console or the API, nor do its deliveries in the message log. This cannot be undone: to
+      receive events at this URL again, add a new endpoint (with a new signing secret).
+    </p>
+    <form method="post" action="${self}/delete" id="delete-form" class="actions">
+      ${csrfField(csrfToken)} ${idempotencyField()} ${versionField(endpoint.version)}
+      <button type="submit" class="danger">Delete the endpoint</button>
+      <a href="${self}">Cancel</a>
+    </form>
+  </section>`;
 }
 
 /** The answer to an action on a stale version without a form to show again (pause, resume, rotate). */

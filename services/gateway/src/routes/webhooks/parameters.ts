@@ -1,5 +1,5 @@
 import { tenantQueryParameters } from "../../http/page-query.js";
-import { deliveryQueryShape, expectedVersionQueryShape } from "./shapes.js";
+import { deliveryQueryShape, expectedVersionQueryShape, messageLogQueryShape } from "./shapes.js";
 
 /** The OpenAPI parameters of the webhook routes. */
 export const endpointIdParameter = {
@@ -28,3 +28,6 @@ export const expectedVersionParameter = tenantQueryParameters(expectedVersionQue
 
 /** A ledger page's parameters: the page, `status`, `eventType`, `eventId`. */
 export const deliveryQueryParameters = tenantQueryParameters(deliveryQueryShape);
+
+/** The message log's parameters: a ledger page's and `createdAfter`, `createdBefore`. */
+export const messageLogQueryParameters = tenantQueryParameters(messageLogQueryShape);

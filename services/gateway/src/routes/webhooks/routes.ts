@@ -1,5 +1,5 @@
 import type { Context } from "koa";
-import { callService } from "../../http/api-error.js";
+import { ApiError, callService } from "../../http/api-error.js";
 import { readJsonBody } from "../../http/middleware/json-body.js";
 import { pageParameters, pageQuery, tenantQuery } from "../../http/page-query.js";
 import type { ProblemCode } from "../../http/problem.js";
@@ -15,6 +15,7 @@ import { attemptToJson, deliveryToJson, endpointToJson, recoveryToJson, statsToJ
 import {
   deliveryQueryParameters,
   deliveryIdParameter,
+  messageLogQueryParameters,
   endpointIdParameter,
   expectedVersionParameter,
   recoveryIdParameter,
@@ -22,6 +23,7 @@ import {
 import {
   deliveryQueryShape,
   expectedVersionQuery,
+  messageLogQueryShape,
   parseEndpointUpdate,
   parseNewEndpoint,
   parseRecover,
@@ -155,6 +157,55 @@ export const webhookRoutes: TenantRoute[] = (
         );
         ctx.body = {
           data: answer.endpoints.map(endpointToJson),
+          nextCursor: answer.nextCursor === "" ? null : answer.nextCursor,
+        };
+      },
+    },
+    // Before `/webhooks/:endpointId`, which would otherwise take "deliveries" for an endpoint id.
+    {
+      surface: "tenant",
+      operationId: "listWebhookMessages",
+      method: "GET",
+      path: `${base}/deliveries`,
+      scope,
+      mutation: false,
+      tag,
+      summary: "The message log: the deliveries of all the tenant's endpoints.",
+      description:
+        "Newest first across every endpoint that is not deleted (each delivery names its `endpointId`), optionally " +
+        "only one `status`, one exact `eventType`, one `eventId`, and those created in [`createdAfter`, " +
+        "`createdBefore`). Pass `nextCursor` back as `cursor`, with the same filters, until it is null.",
+      parameters: messageLogQueryParameters,
+      responseSchema: "WebhookDeliveryPage",
+      problems: [],
+      async handle(ctx, deps) {
+        const query = tenantQuery(ctx, messageLogQueryShape);
+        // Compared as instants: both carry a zone.
+        if (
+          query.createdAfter &&
+          query.createdBefore &&
+          new Date(query.createdAfter) >= new Date(query.createdBefore)
+        ) {
+          throw new ApiError(400, "createdAfter must be before createdBefore", { code: "request.invalid" });
+        }
+        const answer = await callService(
+          deps.webhooks.listDeliveries(
+            {
+              tenantId: tenantIdOf(ctx),
+              endpointId: "",
+              limit: query.limit,
+              cursor: query.cursor,
+              status: query.status ?? "",
+              eventType: query.eventType ?? "",
+              eventId: query.eventId ?? "",
+              createdAfter: query.createdAfter ?? "",
+              createdBefore: query.createdBefore ?? "",
+            },
+            callOptionsOf(ctx),
+          ),
+        );
+        ctx.body = {
+          data: answer.deliveries.map(deliveryToJson),
           nextCursor: answer.nextCursor === "" ? null : answer.nextCursor,
         };
       },
@@ -356,6 +407,8 @@ export const webhookRoutes: TenantRoute[] = (
               status: status ?? "",
               eventType: eventType ?? "",
               eventId: eventId ?? "",
+              createdAfter: "",
+              createdBefore: "",
             },
             callOptionsOf(ctx),
           ),
@@ -407,10 +460,11 @@ export const webhookRoutes: TenantRoute[] = (
       scope,
       mutation: true,
       tag,
-      summary: "Redrive a dead-lettered or failed delivery.",
+      summary: "Redrive a failed or dead-lettered delivery, or resend a succeeded one.",
       description:
         "Within 30 days of the event: a fresh run of attempts through the same pipeline, due now (held while the " +
-        "endpoint is paused). `attemptsTotal` keeps counting.",
+        "endpoint is paused), with the same event id and payload. `attemptsTotal` keeps counting. A delivery still " +
+        "on its way (`pending`, `held`) answers 409 `webhook.delivery_not_redrivable`.",
       parameters: [endpointIdParameter, deliveryIdParameter],
       responseSchema: "WebhookDelivery",
       problems: [

@@ -162,3 +162,21 @@ export const deliveryQueryShape = pageQueryShape.extend({
     .meta({ maxLength: 200, description: "Only the delivery of this event (the envelope's `id`)." })
     .optional(),
 });
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+const instant = (description: string) =>
+  z
+    .string()
+    .regex(RFC3339, "must be an RFC 3339 timestamp with a zone, e.g. 2026-07-01T10:00:00Z")
+    .refine((text) => !Number.isNaN(new Date(text).getTime()), "must be a valid timestamp")
+    .meta({ format: "date-time", description })
+    .optional();
+
+/**
+ * The message log's query: a ledger page across the tenant's endpoints, and a creation window
+ * [`createdAfter`, `createdBefore`).
+ */
+export const messageLogQueryShape = deliveryQueryShape.extend({
+  createdAfter: instant("RFC 3339 with a zone: only deliveries created at or after it."),
+  createdBefore: instant("RFC 3339 with a zone: only deliveries created before it (after `createdAfter`)."),
+});

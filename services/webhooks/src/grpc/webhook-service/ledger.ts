@@ -1,5 +1,6 @@
 /**
- * An endpoint's delivery ledger: list and inspect its deliveries, redrive one, and its stats over
+ * An endpoint's delivery ledger: list and inspect its deliveries (or the tenant's message log
+ * across its endpoints), redrive one (a succeeded one included: a resend), and its stats over
  * the last 24 hours. A redrive runs once per Idempotency-Key; the delivery it makes due is
  * enqueued after its commit.
  */
@@ -24,6 +25,21 @@ function statusFilter(status: string): DeliveryStatus | undefined {
   return status as DeliveryStatus;
 }
 
+/** A `created_after` / `created_before` bound: RFC 3339 with a zone, or "" for none. */
+function createdBound(text: string, field: string): Date | undefined {
+  if (text === "") return undefined;
+  const date = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(text)
+    ? new Date(text)
+    : undefined;
+  if (date === undefined || Number.isNaN(date.getTime())) {
+    throw new InvalidArgumentError(
+      "request.invalid",
+      `${field} must be an RFC 3339 timestamp with a zone, e.g. 2026-07-01T10:00:00Z`,
+    );
+  }
+  return date;
+}
+
 export function ledgerHandlers(ctx: WebhookContext): WebhookHandlers<LedgerMethods> {
   const { endpoints, ledger, clock } = ctx;
   const { db } = ctx.deps;
@@ -34,13 +50,22 @@ export function ledgerHandlers(ctx: WebhookContext): WebhookHandlers<LedgerMetho
       const limit = pageSize(request.limit);
       const afterSeq = decodeCursor(request.cursor);
       const status = statusFilter(request.status);
-      await endpoints.get(db, tenantId, request.endpointId);
-      const page = await ledger.list(tenantId, request.endpointId, {
+      const createdAfter = createdBound(request.createdAfter, "created_after");
+      const createdBefore = createdBound(request.createdBefore, "created_before");
+      if (createdAfter && createdBefore && createdAfter >= createdBefore) {
+        throw new InvalidArgumentError("request.invalid", "created_after must be before created_before");
+      }
+      // No endpoint: the message log across the tenant's endpoints.
+      const endpointId = request.endpointId === "" ? undefined : request.endpointId;
+      if (endpointId !== undefined) await endpoints.get(db, tenantId, endpointId);
+      const page = await ledger.list(tenantId, endpointId, {
         limit,
         afterSeq,
         status,
         eventType: request.eventType === "" ? undefined : request.eventType,
         eventId: request.eventId === "" ? undefined : request.eventId,
+        createdAfter,
+        createdBefore,
       });
       return {
         deliveries: page.deliveries.map(toProtoDelivery),
