@@ -269,7 +269,7 @@ export const problemCodes = {
   "webhook.delivery_not_redrivable": {
     "status": 409,
     "title": "The delivery cannot be redriven",
-    "meaning": "Only a dead-lettered or failed delivery can be redriven.",
+    "meaning": "Only a succeeded (resent), dead-lettered or failed (awaiting retry) delivery can be redriven; a pending or held one is still on its way.",
     "advice": "Read the delivery, then decide."
   },
   "webhook.endpoint_invalid": {

@@ -237,6 +237,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/{tenantId}/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The message log: the deliveries of all the tenant's endpoints.
+         * @description Newest first across every endpoint that is not deleted (each delivery names its `endpointId`), optionally only one `status`, one exact `eventType`, one `eventId`, and those created in [`createdAfter`, `createdBefore`). Pass `nextCursor` back as `cursor`, with the same filters, until it is null. Needs the `webhook:manage` scope and a key granted this tenant.
+         */
+        get: operations["listWebhookMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenants/{tenantId}/webhooks/{endpointId}": {
         parameters: {
             query?: never;
@@ -375,8 +395,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Redrive a dead-lettered or failed delivery.
-         * @description Within 30 days of the event: a fresh run of attempts through the same pipeline, due now (held while the endpoint is paused). `attemptsTotal` keeps counting. Needs the `webhook:manage` scope and a key granted this tenant.
+         * Redrive a failed or dead-lettered delivery, or resend a succeeded one.
+         * @description Within 30 days of the event: a fresh run of attempts through the same pipeline, due now (held while the endpoint is paused), with the same event id and payload. `attemptsTotal` keeps counting. A delivery still on its way (`pending`, `held`) answers 409 `webhook.delivery_not_redrivable`. Needs the `webhook:manage` scope and a key granted this tenant.
          */
         post: operations["redriveWebhookDelivery"];
         delete?: never;
@@ -4305,6 +4325,185 @@ export interface operations {
                         code?: "idempotency.key_reused";
                         /** @constant */
                         status?: 422;
+                    };
+                };
+            };
+            /** @description Problem codes: `request.rate_limited` (Too many requests). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "request.rate_limited";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description Problem codes: `service.internal_error` (Internal error). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service.internal_error";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description Problem codes: `service.unavailable` (Service temporarily unavailable). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "service.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
+    listWebhookMessages: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1-100. */
+                limit?: number;
+                /** @description The previous page's `nextCursor`, exactly as received. */
+                cursor?: string;
+                status?: "pending" | "succeeded" | "awaiting_retry" | "dead_lettered" | "held";
+                eventType?: string;
+                /** @description Only the delivery of this event (the envelope's `id`). */
+                eventId?: string;
+                /** @description RFC 3339 with a zone: only deliveries created at or after it. */
+                createdAfter?: string;
+                /** @description RFC 3339 with a zone: only deliveries created before it (after `createdAfter`). */
+                createdBefore?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-64 of A-Z a-z 0-9 _ -; anything else is 400 `request.invalid` (checked after the scope). */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Problem codes: `request.invalid` (The request is invalid). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description Problem codes: `auth.key_missing` (An API key is required), `auth.scheme_invalid` (The Authorization header is not Bearer <key>), `auth.key_invalid` (The API key is malformed, unknown or revoked). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "auth.key_missing" | "auth.scheme_invalid" | "auth.key_invalid";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description Problem codes: `auth.scope_missing` (The API key lacks the scope this operation needs). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "auth.scope_missing";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
+            /** @description Problem codes: `tenant.not_found` (Tenant not found). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "tenant.not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description Problem codes: `request.method_not_allowed` (Method not allowed). */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        code?: "request.method_not_allowed";
+                        /** @constant */
+                        status?: 405;
                     };
                 };
             };
