@@ -13,6 +13,7 @@ import {
 import { deliveryDetail, recoverPreview as recoverPreviewView, recoveryDetail } from "../views/webhook-deliveries.js";
 import { deliveryPath, recoveryPath } from "../views/webhooks.js";
 import { isFormRefusal } from "../webhook-forms.js";
+import { formUtcTime } from "../form-time.js";
 
 /**
  * A delivery (every attempt, the exact payload, the next retry, "copy as curl" without the secret)
@@ -66,21 +67,8 @@ async function redriveDelivery(request: SignedInRequest, deps: ConsoleDeps) {
   });
 }
 
-/**
- * The `since` of the recover form: a datetime-local value (read as UTC, as the label says) or an
- * RFC 3339 time with a zone; answered as RFC 3339 UTC.
- */
-export function recoverSince(value: string): string | undefined {
-  const text = value.trim();
-  const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/.test(text);
-  const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text);
-  if (!local && !zoned) return undefined;
-  const date = new Date(local ? `${text}Z` : text);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
 function sinceFrom(request: SignedInRequest): string {
-  const since = recoverSince(request.form.get("since"));
+  const since = formUtcTime(request.form.get("since"));
   if (since === undefined) {
     throw new ConsolePageError(400, "Recover", "Enter the time to recover from as a date and time (UTC).");
   }

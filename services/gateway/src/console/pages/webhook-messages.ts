@@ -4,8 +4,8 @@ import { callService } from "../../http/api-error.js";
 import { page, type ConsoleDeps, type SignedInConsoleRoute, type SignedInRequest } from "../route.js";
 import { MESSAGE_LOG, messageLog, type MessageLogFilters } from "../views/webhook-messages.js";
 import { STATUS_TEXT } from "../views/webhooks.js";
+import { formUtcTime } from "../form-time.js";
 import { isFormRefusal } from "../webhook-forms.js";
-import { recoverSince } from "./webhook-deliveries.js";
 
 /**
  * The message log (Svix's name for it): every delivery of the tenant's endpoints in one list,
@@ -40,8 +40,8 @@ export function messageLogQuery(filters: MessageLogFilters):
       query: { eventId: string; eventType: string; status: string; createdAfter: string; createdBefore: string };
     }
   | { ok: false; problem: string } {
-  const createdAfter = filters.from === "" ? "" : recoverSince(filters.from);
-  const createdBefore = filters.to === "" ? "" : recoverSince(filters.to);
+  const createdAfter = filters.from === "" ? "" : formUtcTime(filters.from);
+  const createdBefore = filters.to === "" ? "" : formUtcTime(filters.to);
   if (createdAfter === undefined) return { ok: false, problem: "Enter “Created from” as a date and time (UTC)." };
   if (createdBefore === undefined) return { ok: false, problem: "Enter “Created before” as a date and time (UTC)." };
   if (createdAfter !== "" && createdBefore !== "" && createdAfter >= createdBefore) {
