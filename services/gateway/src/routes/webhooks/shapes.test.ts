@@ -63,18 +63,21 @@ describe("webhook request bodies", () => {
 
 describe("the webhooks route table", () => {
   it("is part of the tenant interface, all under webhook:manage, mutations exactly the non-GETs", () => {
-    expect(webhookRoutes).toHaveLength(16);
+    expect(webhookRoutes).toHaveLength(17);
     for (const route of webhookRoutes) {
       expect(tenantRoutes).toContain(route);
       expect(route).toMatchObject({ tag: "webhooks", scope: "webhook:manage", mutation: route.method !== "GET" });
     }
   });
 
-  it("registers event-types before {endpointId}, so the catalog is not taken for an endpoint", () => {
+  it("registers event-types and the message log before {endpointId}, so neither is taken for an endpoint", () => {
     const paths = tenantRoutes.map((route) => `${route.method} ${route.path}`);
-    expect(paths.indexOf("GET /api/v1/tenants/:tenantId/webhooks/event-types")).toBeLessThan(
-      paths.indexOf("GET /api/v1/tenants/:tenantId/webhooks/:endpointId"),
-    );
+    for (const fixed of ["event-types", "deliveries"]) {
+      expect(paths.indexOf(`GET /api/v1/tenants/:tenantId/webhooks/${fixed}`)).toBeGreaterThan(-1);
+      expect(paths.indexOf(`GET /api/v1/tenants/:tenantId/webhooks/${fixed}`)).toBeLessThan(
+        paths.indexOf("GET /api/v1/tenants/:tenantId/webhooks/:endpointId"),
+      );
+    }
   });
 });
 
