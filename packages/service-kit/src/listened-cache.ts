@@ -22,10 +22,14 @@ export interface ListenedCacheOptions {
  * NOTIFY is delivered at commit, so every process evicts the key the moment the change commits.
  * Entries live `ttlMs` at most. While the LISTEN connection is down (a Postgres restart), the cache
  * is emptied and bypassed until it is back, so no change is missed; a read that raced with a
- * notification is not cached.
+ * notification is not cached. Concurrent misses of one key share one read (a burst after a quiet
+ * spell, when entries have expired, makes one read per key, not one per request), unless a change
+ * was announced after that read began: then the newcomer reads again.
  */
 export class ListenedCache<V> {
   private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+  /** The read in flight per key, with the generation it began in. */
+  private readonly loading = new Map<string, { generation: number; value: Promise<V> }>();
   private listener: pg.Client | undefined;
   private listening = false;
   /** Bumped on every eviction, so a read that raced with a change is not cached. */
@@ -43,17 +47,25 @@ export class ListenedCache<V> {
     if (this.listening) {
       const cached = this.entries.get(key);
       if (cached && cached.expiresAt > Date.now()) return cached.value;
+      const inFlight = this.loading.get(key);
+      if (inFlight && inFlight.generation === this.generation) return inFlight.value;
     }
     const generation = this.generation;
-    const value = await load();
-    if (this.listening && generation === this.generation && cacheable(value)) {
-      this.entries.delete(key);
-      if (this.entries.size >= (this.options.maxEntries ?? 10_000)) {
-        this.entries.delete(this.entries.keys().next().value!);
+    const pending = load();
+    if (this.listening) this.loading.set(key, { generation, value: pending });
+    try {
+      const value = await pending;
+      if (this.listening && generation === this.generation && cacheable(value)) {
+        this.entries.delete(key);
+        if (this.entries.size >= (this.options.maxEntries ?? 10_000)) {
+          this.entries.delete(this.entries.keys().next().value!);
+        }
+        this.entries.set(key, { value, expiresAt: Date.now() + this.options.ttlMs });
       }
-      this.entries.set(key, { value, expiresAt: Date.now() + this.options.ttlMs });
+      return value;
+    } finally {
+      if (this.loading.get(key)?.value === pending) this.loading.delete(key);
     }
-    return value;
   }
 
   /** Connects the LISTEN client; resolves once listening (or after the first failure, retrying). */

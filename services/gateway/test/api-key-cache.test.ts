@@ -1,10 +1,11 @@
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { ListenedCache } from "@platform/service-kit/listened-cache";
 import { createLogger } from "@platform/service-kit/logger";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
 import { GATEWAY_SCHEMA } from "../src/config.js";
-import { CachedApiKeyStore, createApiKeyStore, type ApiKeyStore } from "../src/db/api-key-store.js";
+import { API_KEY_CHANNEL, CachedApiKeyStore, createApiKeyStore, type ApiKeyStore } from "../src/db/api-key-store.js";
 import { issueApiKey } from "../src/domain/api-key.js";
 
 describe("the API key cache (real Postgres, LISTEN/NOTIFY)", () => {
@@ -66,6 +67,51 @@ describe("the API key cache (real Postgres, LISTEN/NOTIFY)", () => {
     await cache.find("key_000000000000000000000000");
     await cache.find("key_000000000000000000000000");
     expect(reads - before).toBe(2);
+  });
+
+  it("makes one read for a burst of misses of one key, not one per request", async () => {
+    const issued = await newKey();
+    const before = reads;
+    const found = await Promise.all(Array.from({ length: 20 }, () => cache.find(issued.id)));
+    expect(found.every((key) => key?.id === issued.id)).toBe(true);
+    expect(reads - before).toBe(1);
+  });
+
+  it("does not join a read that began before a change was announced: the newcomer reads again", async () => {
+    const listened = new ListenedCache<string>({
+      databaseUrl: scratch.url,
+      channel: API_KEY_CHANNEL,
+      ttlMs: 60_000,
+      logger: createLogger("test", "silent"),
+      applicationName: "single-flight-test",
+      what: "test value",
+    });
+    await listened.start();
+    try {
+      let release!: (value: string) => void;
+      const first = listened.get("k", () => new Promise<string>((resolve) => (release = resolve)));
+      let loads = 0;
+      const loadAgain = () => (loads++, Promise.resolve("after"));
+      // Before any announcement the newcomer shares the read in flight.
+      const joined = listened.get("k", loadAgain);
+      expect(loads).toBe(0);
+      await db.raw("select pg_notify(?, 'k')", [API_KEY_CHANNEL]);
+      // Once the announcement arrives, a newcomer reads again rather than take the older read's value.
+      await expect
+        .poll(
+          async () => (await Promise.race([listened.get("k", loadAgain), Promise.resolve("pending")])) === "after",
+          { timeout: 2_000 },
+        )
+        .toBe(true);
+      expect(loads).toBeGreaterThanOrEqual(1);
+      release("before");
+      expect(await first).toBe("before");
+      expect(await joined).toBe("before");
+      // The read that raced with the change is not cached.
+      expect(await listened.get("k", loadAgain)).toBe("after");
+    } finally {
+      await listened.close();
+    }
   });
 
   it("bypasses the cache while its listener is down, and resumes caching once reconnected", async () => {
