@@ -1,6 +1,7 @@
 /* Rendered manifests are untyped YAML; the assertions below walk them freely. */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-explicit-any */
 import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -169,6 +170,33 @@ describe("the Helm chart (real helm)", () => {
     );
     expect(env.find((e) => e.name === "SECRETS_KEY")?.value).toBeUndefined();
     expect(env.find((e) => e.name === "NATS_URL")?.value).toBeUndefined();
+  });
+
+  it("sets NATS_STREAM_REPLICAS from nats.streamReplicas on notify and webhooks (1 by default, 3 in the cluster example), and refuses other counts", async () => {
+    const replicasOf = (objects: K8sObject[]) =>
+      Object.fromEntries(
+        ofKind(objects, "Deployment").map((d): [string, string | undefined] => {
+          const env = d.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+          return [component(d) ?? "", env.find((e) => e.name === "NATS_STREAM_REPLICAS")?.value];
+        }),
+      );
+    expect(replicasOf(await render())).toEqual({ gateway: undefined, catalog: undefined, notify: "1", webhooks: "1" });
+    // deploy/helm/README.md installs the chart over its three-server NATS cluster with 3.
+    const readme = await readFile(join(chart, "..", "README.md"), "utf8");
+    const documented = /--set (nats\.streamReplicas=\d+)/.exec(readme)?.[1];
+    expect(documented).toBe("nats.streamReplicas=3");
+    expect(replicasOf(await render(documented!))).toEqual({
+      gateway: undefined,
+      catalog: undefined,
+      notify: "3",
+      webhooks: "3",
+    });
+    await expect(render("nats.streamReplicas=2")).rejects.toThrow(/streamReplicas/);
+    await expect(render("nats.streamReplicas=7")).rejects.toThrow(/streamReplicas/);
+    // One value for both services: it cannot be set per service, so their streams never flap.
+    await expect(render("notify.env.NATS_STREAM_REPLICAS=3")).rejects.toThrow(
+      "invalid propertyName 'NATS_STREAM_REPLICAS'",
+    );
   });
 
   it("sends through WhatsApp only when given the access token's Secret, never putting the token in the manifest", async () => {

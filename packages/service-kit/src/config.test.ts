@@ -32,6 +32,17 @@ describe("loadConfig", () => {
     ]);
   });
 
+  it("reads NATS_STREAM_REPLICAS as 1, 3 or 5, 1 when unset", () => {
+    expect(loadConfig(schema, { SECRETS_KEY: "k" }).NATS_STREAM_REPLICAS).toBe(1);
+    expect(loadConfig(schema, { SECRETS_KEY: "k", NATS_STREAM_REPLICAS: "3" }).NATS_STREAM_REPLICAS).toBe(3);
+    expect(loadConfig(schema, { SECRETS_KEY: "k", NATS_STREAM_REPLICAS: "5" }).NATS_STREAM_REPLICAS).toBe(5);
+    for (const bad of ["2", "0", "7", "three"]) {
+      expect(problemsOf({ SECRETS_KEY: "k", NATS_STREAM_REPLICAS: bad })).toEqual([
+        `NATS_STREAM_REPLICAS: must be 1, 3 or 5 (an even count survives no more lost servers than the odd one below it) (got "${bad}")`,
+      ]);
+    }
+  });
+
   it("asks in production only for the machine defaults a service reads", () => {
     const withoutNats = z.object({ ...databaseSettings });
     expect(() => loadConfig(withoutNats, { NODE_ENV: "production" })).toThrow(

@@ -175,6 +175,17 @@ export const eventBusSettings = {
     .string()
     .default("")
     .refine((v) => /^[A-Za-z0-9_]{0,32}$/.test(v), "must be 0-32 of A-Z a-z 0-9 _"),
+  /**
+   * How many servers of a JetStream cluster keep each stream the service declares, and each of its
+   * durable consumers (`num_replicas`; nats.ts): 1, 3 or 5. Applied at every start, so a changed
+   * value scales the existing streams. Above 1 needs a cluster of at least that many servers.
+   */
+  NATS_STREAM_REPLICAS: z
+    .enum(["1", "3", "5"], {
+      error: "must be 1, 3 or 5 (an even count survives no more lost servers than the odd one below it)",
+    })
+    .default("1")
+    .transform(Number),
   /** How often the outbox relay looks for events when no commit kicked it. */
   OUTBOX_POLL_INTERVAL: env.duration(1_000),
   /**

@@ -1,8 +1,9 @@
 /**
  * The platform's event bus: the JetStream stream `${ns}EVENTS`, subjects
  * `${ns}events.<tenant>.<type>`, file storage, 30 days (the redrive window), a 2-minute duplicate
- * window on Nats-Msg-Id = event id. Every service that publishes (through its outbox) or consumes
- * events declares it the same way at start, so no service depends on another having started first.
+ * window on Nats-Msg-Id = event id, kept by NATS_STREAM_REPLICAS servers of the cluster. Every
+ * service that publishes (through its outbox) or consumes events declares it the same way at start,
+ * so no service depends on another having started first.
  *
  * Event types on the bus are the webhook catalog's (spec 6.3) and the platform's internal facts that
  * feed the tenant projections (`notification.*`, `webhook.endpoint_*`): consumers ignore the types
@@ -32,10 +33,19 @@ export function eventSubject(namespace: string, tenantId: string, type: string):
   return `${namespace}events.${tenantId}.${type}`;
 }
 
-/** Declares (or updates) the EVENTS stream; safe at every start of every service. */
-export async function declareEventsStream(jsm: JetStreamManager, namespace: string): Promise<void> {
+/**
+ * Declares (or updates) the EVENTS stream; safe at every start of every service. `replicas`
+ * (NATS_STREAM_REPLICAS) is how many servers of the cluster keep it; a stream kept on another count
+ * is brought to this one.
+ */
+export async function declareEventsStream(
+  jsm: JetStreamManager,
+  namespace: string,
+  options: { replicas: number },
+): Promise<void> {
   await ensureStream(jsm, {
     name: eventsStreamName(namespace),
+    num_replicas: options.replicas,
     subjects: [`${namespace}events.>`],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,

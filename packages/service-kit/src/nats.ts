@@ -107,40 +107,105 @@ function isNotFound(error: unknown): boolean {
   return code === "404" || (typeof message === "string" && /not found/i.test(message));
 }
 
-/** Creates the stream, or brings an existing one to `config` (fields JetStream lets change). */
+/**
+ * A JetStream API failure that passes by itself: no leader to answer yet (a stream or consumer just
+ * created or scaled to several replicas, or electing after a server died), or no answer in time.
+ */
+function isTransient(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return (
+    code === "503" || code === "TIMEOUT" || (typeof message === "string" && /temporarily unavailable/i.test(message))
+  );
+}
+
+/** `declare` again while it fails transiently, for up to `withinMs`; any other failure at once. */
+async function retryTransient(declare: () => Promise<void>, withinMs = 30_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (let failures = 1; ; failures++) {
+    try {
+      return await declare();
+    } catch (error) {
+      if (!isTransient(error) || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** failures)).unref());
+    }
+  }
+}
+
+/**
+ * A refusal of a replica count above 1 (a single server, or a cluster with fewer servers than the
+ * count) as an error naming the setting; any other error as it is.
+ */
+function explainReplicas(error: unknown, replicas: number | undefined, what: string): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  if (replicas === undefined || replicas <= 1) return error;
+  if (!/non-clustered|insufficient resources|no suitable peers|replicas/i.test(message)) return error;
+  return new Error(
+    `${what}: NATS_STREAM_REPLICAS=${replicas} refused by NATS (${message}); ` +
+      `a count above 1 needs a JetStream cluster of at least that many servers`,
+    { cause: error },
+  );
+}
+
+/**
+ * Creates the stream, or brings an existing one to `config` (fields JetStream lets change,
+ * `num_replicas` included: a clustered JetStream scales the stream up or down in place). Retried
+ * for up to 30 s while JetStream has no leader to answer (a cluster electing one).
+ */
 export async function ensureStream(
   jsm: JetStreamManager,
   config: Partial<StreamConfig> & { name: string },
 ): Promise<void> {
   try {
-    await jsm.streams.info(config.name);
+    await retryTransient(async () => {
+      try {
+        const existing = await jsm.streams.info(config.name);
+        // A single nats-server (2.9) takes a replica count above 1 in an update without a word and
+        // reports it, keeping one copy; JetStream describes a clustered stream's peers, so refuse
+        // here, as it refuses to add such a stream.
+        if ((config.num_replicas ?? 1) > 1 && existing.cluster === undefined) {
+          throw new Error("replicas > 1 not supported in non-clustered mode (the stream is on a single server)");
+        }
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        try {
+          await jsm.streams.add(config);
+          return;
+        } catch (addError) {
+          // Another replica created it meanwhile: fall through to the update.
+          if (!/already in use/i.test((addError as Error).message)) throw addError;
+        }
+      }
+      await jsm.streams.update(config.name, config);
+    });
   } catch (error) {
-    if (!isNotFound(error)) throw error;
-    try {
-      await jsm.streams.add(config);
-      return;
-    } catch (addError) {
-      // Another replica created it meanwhile: fall through to the update.
-      if (!/already in use/i.test((addError as Error).message)) throw addError;
-    }
+    throw explainReplicas(error, config.num_replicas, `stream ${config.name}`);
   }
-  await jsm.streams.update(config.name, config);
 }
 
-/** Creates the durable pull consumer, or updates an existing one to `config`. */
+/**
+ * Creates the durable pull consumer, or updates an existing one to `config` (`num_replicas`
+ * included: its state is kept by that many of the stream's servers). Retried for up to 30 s while
+ * JetStream has no leader to answer (the stream was just created or scaled, or a server died).
+ */
 export async function ensureDurableConsumer(
   jsm: JetStreamManager,
   stream: string,
   config: Partial<ConsumerConfig> & { durable_name: string },
 ): Promise<void> {
   try {
-    await jsm.consumers.info(stream, config.durable_name);
+    await retryTransient(async () => {
+      try {
+        await jsm.consumers.info(stream, config.durable_name);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await jsm.consumers.add(stream, config);
+        return;
+      }
+      await jsm.consumers.update(stream, config.durable_name, config);
+    });
   } catch (error) {
-    if (!isNotFound(error)) throw error;
-    await jsm.consumers.add(stream, config);
-    return;
+    throw explainReplicas(error, config.num_replicas, `consumer ${stream} > ${config.durable_name}`);
   }
-  await jsm.consumers.update(stream, config.durable_name, config);
 }
 
 export interface PullLoop {

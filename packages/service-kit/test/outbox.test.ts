@@ -72,6 +72,15 @@ describe("the outbox and its relay (real Postgres and NATS)", () => {
     expect((await jsm.consumers.info(stream, "reader")).config.ack_wait).toBe(nanos(20_000));
   });
 
+  it("names NATS_STREAM_REPLICAS when a single server refuses a replica count above 1, for a new stream and an existing one", async () => {
+    const refused = /NATS_STREAM_REPLICAS=3 refused by NATS \(.+\); a count above 1 needs a JetStream cluster/;
+    const fresh = { name: `${ns}KIT_R3`, subjects: [`${ns}kitr3.>`], storage: StorageType.File, num_replicas: 3 };
+    await expect(ensureStream(jsm, fresh)).rejects.toThrow(refused);
+    await expect(jsm.streams.info(fresh.name)).rejects.toThrow(/not found/);
+    await expect(ensureStream(jsm, { name: stream, num_replicas: 3 })).rejects.toThrow(refused);
+    expect((await jsm.streams.info(stream)).config.num_replicas).toBe(1);
+  });
+
   it("appends only with the transaction, once per event id", async () => {
     await db
       .transaction(async (trx) => {

@@ -109,8 +109,12 @@ async function main() {
     name: "notify",
     logger,
     declare: async (jsm) => {
-      await declareEventsStream(jsm, config.NATS_NAMESPACE);
-      await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE, config.PROJECTIONS_ACK_WAIT);
+      const replicas = config.NATS_STREAM_REPLICAS;
+      await declareEventsStream(jsm, config.NATS_NAMESPACE, { replicas });
+      await declareProjectionsConsumer(jsm, config.NATS_NAMESPACE, {
+        ackWaitMs: config.PROJECTIONS_ACK_WAIT,
+        replicas,
+      });
     },
   });
   const js = nc.jetstream();

@@ -68,7 +68,7 @@ describe("ActivationService over gRPC (in-process server, real Postgres and NATS
     await migrateToLatest(db, NOTIFY_SCHEMA, migrations);
     nc = await connect({ servers: testNatsUrl() });
     jsm = await nc.jetstreamManager();
-    await declareEventsStream(jsm, ns);
+    await declareEventsStream(jsm, ns, { replicas: 1 });
     relay = startOutboxRelay({
       db,
       js: nc.jetstream(),

@@ -71,8 +71,8 @@ describe("the projector (real NATS and Postgres)", () => {
     nc = await connect({ servers: testNatsUrl() });
     jsm = await nc.jetstreamManager();
     js = nc.jetstream();
-    await declareEventsStream(jsm, namespace);
-    await declareProjectionsConsumer(jsm, namespace, 30_000);
+    await declareEventsStream(jsm, namespace, { replicas: 1 });
+    await declareProjectionsConsumer(jsm, namespace, { ackWaitMs: 30_000, replicas: 1 });
     relay = startOutboxRelay({ db, js, logger, pollIntervalMs: 200, republishAfterMs: 60_000 });
     const events = createEventOutbox({ namespace, kick: () => relay.kick() });
     sends = createNotificationService({
@@ -373,8 +373,8 @@ describe("the projector (real NATS and Postgres)", () => {
     /** A projector of its own namespace on a counted knex: how many apply statements for 5 events 50 ms apart. */
     const statementsFor = async (gatherMs: number) => {
       const ns = newNatsNamespace("gather");
-      await declareEventsStream(jsm, ns);
-      await declareProjectionsConsumer(jsm, ns, 30_000);
+      await declareEventsStream(jsm, ns, { replicas: 1 });
+      await declareProjectionsConsumer(jsm, ns, { ackWaitMs: 30_000, replicas: 1 });
       const counted = createDatabase({ url: scratch.url, schema: NOTIFY_SCHEMA, poolMax: 1 });
       let applies = 0;
       counted.on("query", (query: { sql: string }) => {

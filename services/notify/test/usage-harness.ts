@@ -105,7 +105,7 @@ export async function startUsageHarness(name: string, start: Date): Promise<Usag
 
     const nc = await connect({ servers: natsUrl });
     stack.nc = nc;
-    await declareEventsStream(await nc.jetstreamManager(), namespace);
+    await declareEventsStream(await nc.jetstreamManager(), namespace, { replicas: 1 });
     const relay = startOutboxRelay({
       db: notifyDb,
       js: nc.jetstream(),

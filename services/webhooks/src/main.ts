@@ -59,7 +59,8 @@ async function main() {
     servers: config.NATS_URL,
     name: "webhooks",
     logger,
-    declare: (jsm) => declareStreams(jsm, names, { leaseMs: config.WEBHOOKS_LEASE }),
+    declare: (jsm) =>
+      declareStreams(jsm, names, { leaseMs: config.WEBHOOKS_LEASE, replicas: config.NATS_STREAM_REPLICAS }),
   });
   const js = nc.jetstream();
 

@@ -30,8 +30,11 @@ export interface WebhooksUnderTest {
   ring: SecretKeyRing;
   publish(request: Partial<PublishEventRequest> & { tenantId: string; type: string }): Promise<PublishEventResponse>;
   seedEndpoint(endpoint: SeedEndpoint): Promise<SeededEndpoint>;
-  /** Stops the process with `signal` (SIGKILL: a crash) and starts a new one on the same database and namespace. */
-  restart(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * Stops the process with `signal` (SIGKILL: a crash) and starts a new one on the same database
+   * and namespace, with `env` added to its environment.
+   */
+  restart(signal?: NodeJS.Signals, env?: Record<string, string>): Promise<void>;
   /** Another process on the same database and namespace (a second replica); stopped with stop(). */
   startAnother(env?: Record<string, string>): Promise<ServiceProcess>;
   stop(): Promise<void>;
@@ -56,7 +59,7 @@ export async function startWebhooks(options: {
   /** NODE_EXTRA_CA_CERTS for the process (a receiver CA it trusts), or none. */
   caPath?: string;
   env?: Record<string, string>;
-  /** Another NATS than NATS_URL's (or the local one). */
+  /** Another NATS than NATS_URL's (or the local one); servers of a cluster comma-separated. */
   natsUrl?: string;
   /** Another Postgres server (a URL of its) for the scratch database than the local one. */
   postgresUrl?: string;
@@ -67,7 +70,7 @@ export async function startWebhooks(options: {
   const secretsKey = randomBytes(32).toString("base64");
   const ring = parseSecretsKey(secretsKey);
   const natsUrl = options.natsUrl ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222";
-  const nc = await connect({ servers: natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  const nc = await connect({ servers: natsUrl.split(","), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   let proc: ServiceProcess | undefined;
   const others: ServiceProcess[] = [];
   let db: Knex | undefined;
@@ -108,8 +111,8 @@ export async function startWebhooks(options: {
       },
       timeoutMs: 60_000,
     });
-  const launch = async () => {
-    proc = await spawn();
+  const launch = async (env?: Record<string, string>) => {
+    proc = await spawn(env);
     client?.close();
     client = new EventServiceClient(`127.0.0.1:${proc.listening.grpcPort as number}`, credentials.createInsecure());
   };
@@ -136,9 +139,9 @@ export async function startWebhooks(options: {
           (error: Error | null, response?: PublishEventResponse) => (error ? reject(error) : resolve(response!)),
         ),
       ),
-    async restart(signal = "SIGTERM") {
+    async restart(signal = "SIGTERM", env) {
       await proc?.stop(signal);
-      await launch();
+      await launch(env);
     },
     async startAnother(env) {
       const other = await spawn(env);

@@ -134,6 +134,8 @@ app.kubernetes.io/component: {{ .service }}-migrate
     secretKeyRef:
       name: {{ .root.Values.nats.existingSecret }}
       key: {{ .root.Values.nats.secretKey }}
+- name: NATS_STREAM_REPLICAS
+  value: {{ .root.Values.nats.streamReplicas | quote }}
 {{- end }}
 {{- if and (eq .service "notify") $v.whatsapp $v.whatsapp.existingSecret }}
 - name: NOTIFY_CHANNEL_PROVIDER

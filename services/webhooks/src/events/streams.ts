@@ -42,16 +42,20 @@ const fanoutAckWaitMs = 30_000;
 /**
  * Declares (or updates) both streams and both durable consumers; safe at every start.
  * `leaseMs` (WEBHOOKS_LEASE) is the delivery consumer's ack wait, the time after which a job
- * that a crashed worker held comes back, and caps the fan-out's.
+ * that a crashed worker held comes back, and caps the fan-out's. `replicas` (NATS_STREAM_REPLICAS)
+ * is how many servers keep each stream and each consumer's state; one declared with another
+ * count is brought to this one.
  */
 export async function declareStreams(
   jsm: JetStreamManager,
   names: StreamNames,
-  options: { leaseMs: number } = { leaseMs: 60_000 },
+  options: { leaseMs: number; replicas: number } = { leaseMs: 60_000, replicas: 1 },
 ): Promise<void> {
-  await declareEventsStream(jsm, names.namespace);
+  const { replicas } = options;
+  await declareEventsStream(jsm, names.namespace, { replicas });
   await ensureStream(jsm, {
     name: names.deliveries,
+    num_replicas: replicas,
     subjects: [`${names.namespace}webhooks.deliveries.>`],
     storage: StorageType.File,
     retention: RetentionPolicy.Workqueue,
@@ -59,6 +63,7 @@ export async function declareStreams(
   });
   await ensureDurableConsumer(jsm, names.events, {
     durable_name: FANOUT_CONSUMER,
+    num_replicas: replicas,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(Math.min(fanoutAckWaitMs, options.leaseMs)),
@@ -67,6 +72,7 @@ export async function declareStreams(
   });
   await ensureDurableConsumer(jsm, names.deliveries, {
     durable_name: DELIVERY_CONSUMER,
+    num_replicas: replicas,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     // Longer than an attempt's timeout plus the database write (the config checks it); the
