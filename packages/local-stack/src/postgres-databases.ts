@@ -46,6 +46,17 @@ export async function createScratchDatabase(prefix = "t", server?: string): Prom
       const client = new pg.Client({ connectionString: withDatabase(serverUrl, "postgres") });
       await client.connect();
       try {
+        // Connections just closed (a pool's end() sends Terminate without waiting for the server)
+        // may still be there: give them up to half a second to go, so `force` does not terminate a client
+        // that is ending, whose FATAL answer would then be an error nobody listens for.
+        for (let waited = 0; waited < 500; waited += 25) {
+          const open = await client.query<{ n: number }>(
+            "select count(*)::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+            [name],
+          );
+          if (open.rows[0]!.n === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
         await client.query(`drop database if exists "${name}" with (force)`);
       } finally {
         await client.end();
