@@ -13,6 +13,7 @@ import * as tenantChannels from "./20261127100000_tenant_channels.js";
 import * as providerCallbacks from "./20261127110000_provider_callbacks.js";
 import * as channelPacing from "./20261127120000_channel_pacing.js";
 import * as tenantChannelAnnouncements from "./20261127130000_tenant_channel_announcements.js";
+import * as conversationMessagesByNotification from "./20261127190000_conversation_messages_by_notification.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -30,4 +31,5 @@ export const migrations: Migration[] = [
   providerCallbacks,
   channelPacing,
   tenantChannelAnnouncements,
+  conversationMessagesByNotification,
 ];
