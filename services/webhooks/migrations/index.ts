@@ -7,6 +7,7 @@ import * as recoveries from "./20261124150000_recoveries.js";
 import * as publishEvent from "./20261124180000_publish_event_function.js";
 import * as endpointRateLimit from "./20261127160000_endpoint_rate_limit.js";
 import * as tenantLog from "./20261127170000_deliveries_tenant_log.js";
+import * as backlogIndex from "./20261127190000_deliveries_backlog_idx.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   publishEvent,
   endpointRateLimit,
   tenantLog,
+  backlogIndex,
 ];

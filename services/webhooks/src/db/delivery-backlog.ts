@@ -17,25 +17,29 @@ export interface BacklogByClass {
   oldestAgeSeconds: number | null;
 }
 
-/** One query over the unfinished deliveries (partial indexes on status), grouped by endpoint class. */
+/**
+ * The gauges' one statement over the unfinished deliveries (the partial index
+ * `deliveries_backlog_idx` holds exactly them; backlog-index.test.ts checks the plan uses it).
+ */
+export const BACKLOG_QUERY = `with per_endpoint as (
+   select endpoint_id, count(*) as pending, min(coalesce(next_attempt_at, updated_at)) as oldest,
+          bool_or(status = 'awaiting_retry') as retrying
+     from deliveries
+    where status in ('pending', 'awaiting_retry', 'held')
+    group by endpoint_id)
+ select case when e.paused or e.deleted_at is not null then 'paused'
+             when p.retrying then 'failing'
+             else 'healthy' end as endpoint_class,
+        sum(p.pending) as pending, count(*) as endpoints,
+        extract(epoch from now() - min(p.oldest)) as oldest_age
+   from per_endpoint p join endpoints e on e.id = p.endpoint_id
+  group by 1`;
+
+/** One query over the unfinished deliveries, grouped by endpoint class. */
 export async function measureBacklog(db: Knex): Promise<Record<EndpointClass, BacklogByClass>> {
   const result = await db.raw<{
     rows: { endpoint_class: EndpointClass; pending: string; endpoints: string; oldest_age: string | null }[];
-  }>(
-    `with per_endpoint as (
-       select endpoint_id, count(*) as pending, min(coalesce(next_attempt_at, updated_at)) as oldest,
-              bool_or(status = 'awaiting_retry') as retrying
-         from deliveries
-        where status in ('pending', 'awaiting_retry', 'held')
-        group by endpoint_id)
-     select case when e.paused or e.deleted_at is not null then 'paused'
-                 when p.retrying then 'failing'
-                 else 'healthy' end as endpoint_class,
-            sum(p.pending) as pending, count(*) as endpoints,
-            extract(epoch from now() - min(p.oldest)) as oldest_age
-       from per_endpoint p join endpoints e on e.id = p.endpoint_id
-      group by 1`,
-  );
+  }>(BACKLOG_QUERY);
   const out = Object.fromEntries(
     endpointClasses.map((c) => [c, { pending: 0, endpoints: 0, oldestAgeSeconds: null }]),
   ) as unknown as Record<EndpointClass, BacklogByClass>;
