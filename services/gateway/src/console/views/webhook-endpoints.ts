@@ -8,8 +8,9 @@ import {
   endpointPath,
   eventTypeFieldset,
   healthBadge,
-  STATUS_TEXT,
+  eventTypeSelect,
   statusBadge,
+  statusSelect,
   successRateText,
   versionField,
 } from "./webhooks.js";
@@ -278,25 +279,11 @@ function ledgerFilterForm(view: EndpointView): SafeHtml {
   return html`<form method="get" action="${self}" id="ledger-filters" class="filters" role="search">
     <div class="field">
       <label for="filter-status">Status</label>
-      <select id="filter-status" name="status">
-        <option value="">Any</option>
-        ${Object.entries(STATUS_TEXT).map(
-          ([value, text]) =>
-            html`<option value="${value}" ${filters.status === value && html`selected`}>${text}</option>`,
-        )}
-      </select>
+      ${statusSelect("filter-status", filters.status)}
     </div>
     <div class="field">
       <label for="filter-event-type">Event type</label>
-      <select id="filter-event-type" name="eventType">
-        <option value="">Any</option>
-        ${view.catalog.map(
-          (type) =>
-            html`<option value="${type.type}" ${filters.eventType === type.type && html`selected`}>
-              ${type.type}
-            </option>`,
-        )}
-      </select>
+      ${eventTypeSelect("filter-event-type", view.catalog, filters.eventType)}
     </div>
     <div class="field">
       <label for="filter-event-id">Event id</label>

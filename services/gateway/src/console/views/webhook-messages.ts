@@ -1,7 +1,7 @@
 import type { Delivery, Endpoint, EventType } from "@platform/proto/webhooks/v1";
 import { html, type SafeHtml } from "../html.js";
 import { time } from "../layout.js";
-import { deliveryPath, endpointPath, STATUS_TEXT, statusBadge } from "./webhooks.js";
+import { deliveryPath, endpointPath, eventTypeSelect, statusBadge, statusSelect } from "./webhooks.js";
 
 /**
  * The markup of the message log (its handler is pages/webhook-messages.ts): every delivery of the
@@ -43,25 +43,11 @@ function filterForm(view: MessageLogView): SafeHtml {
     </div>
     <div class="field">
       <label for="log-event-type">Event type</label>
-      <select id="log-event-type" name="eventType">
-        <option value="">Any</option>
-        ${view.catalog.map(
-          (type) =>
-            html`<option value="${type.type}" ${filters.eventType === type.type && html`selected`}>
-              ${type.type}
-            </option>`,
-        )}
-      </select>
+      ${eventTypeSelect("log-event-type", view.catalog, filters.eventType)}
     </div>
     <div class="field">
       <label for="log-status">Status</label>
-      <select id="log-status" name="status">
-        <option value="">Any</option>
-        ${Object.entries(STATUS_TEXT).map(
-          ([value, text]) =>
-            html`<option value="${value}" ${filters.status === value && html`selected`}>${text}</option>`,
-        )}
-      </select>
+      ${statusSelect("log-status", filters.status)}
     </div>
     <div class="field">
       <label for="log-from">Created from (UTC)</label>

@@ -98,3 +98,23 @@ export const STATUS_TEXT: Record<string, string> = {
 
 export const statusBadge = (status: string): SafeHtml =>
   html`<span class="status status-${status}" data-status="${status}">${STATUS_TEXT[status] ?? status}</span>`;
+
+/** A filter's status select (any, or one delivery status), `selected` the filter's value. */
+export function statusSelect(id: string, selected: string): SafeHtml {
+  return html`<select id="${id}" name="status">
+    <option value="">Any</option>
+    ${Object.entries(STATUS_TEXT).map(
+      ([value, text]) => html`<option value="${value}" ${selected === value && html`selected`}>${text}</option>`,
+    )}
+  </select>`;
+}
+
+/** A filter's event type select (any, or one type of the catalog), `selected` the filter's value. */
+export function eventTypeSelect(id: string, catalog: EventType[], selected: string): SafeHtml {
+  return html`<select id="${id}" name="eventType">
+    <option value="">Any</option>
+    ${catalog.map(
+      (type) => html`<option value="${type.type}" ${selected === type.type && html`selected`}>${type.type}</option>`,
+    )}
+  </select>`;
+}
