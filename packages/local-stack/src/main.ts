@@ -35,6 +35,7 @@ import {
   bindHost,
   configuredPorts,
   localAddress,
+  formatStackEnv,
   parseReplicas,
   replicaName,
   serviceEnvironment,
@@ -210,12 +211,7 @@ async function main(): Promise<void> {
 
     // The admin CLI reads this when DATABASE_URL / NOTIFY_ADDR are not set.
     const stackEnv = { DATABASE_URL: postgres.url, ...addresses, ...(nats ? { NATS_URL: nats.url } : {}) };
-    await writeFile(
-      join(dataDir, "stack.env"),
-      Object.entries(stackEnv)
-        .map(([k, v]) => `${k}=${v}`)
-        .join("\n") + "\n",
-    );
+    await writeFile(join(dataDir, "stack.env"), formatStackEnv(stackEnv));
     await writeFile(pidFile, `${process.pid}\n`);
     wrotePidFile = true;
     for (const gateway of gateways) say(`Gateway ready at http://${localAddress(host, gateway.port as number)}`);

@@ -1,12 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { describeBusyPorts, duplicatePorts } from "./busy-ports.js";
 import {
+  ANY_PORTS,
   bindHost,
   configuredPorts,
+  formatStackEnv,
   localAddress,
   parseReplicas,
+  parseStackEnv,
   replicaName,
   serviceEnvironment,
+  STACK_PORTS,
   type StackValues,
 } from "./stack-environment.js";
 
@@ -160,5 +164,20 @@ describe("STACK_REPLICAS: several processes of a service", () => {
     expect(describeBusyPorts([{ ...replica, reason: "EADDRINUSE" }], "127.0.0.1")).toBe(
       "cannot start: port 50071 (CATALOG_GRPC_PORT + 20, catalog replica 3) on 127.0.0.1 is not free; stop what uses it or move the service by setting CATALOG_GRPC_PORT (0 = any free port)",
     );
+  });
+});
+
+describe("stack.env and the test ports", () => {
+  it("reads back what it writes, a value holding '=' included", () => {
+    const env = { DATABASE_URL: "postgres://u@h/db?options=-c%20a=b", NOTIFY_ADDR: "127.0.0.1:1,127.0.0.1:2" };
+    expect(formatStackEnv(env)).toBe(
+      "DATABASE_URL=postgres://u@h/db?options=-c%20a=b\nNOTIFY_ADDR=127.0.0.1:1,127.0.0.1:2\n",
+    );
+    expect(parseStackEnv(formatStackEnv(env))).toEqual(env);
+  });
+
+  it("leaves every port of the stack to the system", () => {
+    expect(Object.keys(ANY_PORTS).sort()).toEqual(STACK_PORTS.map((port) => port.variable).sort());
+    expect(new Set(Object.values(ANY_PORTS))).toEqual(new Set(["0"]));
   });
 });

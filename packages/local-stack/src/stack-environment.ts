@@ -73,6 +73,28 @@ export const STACK_PORTS: readonly StackPort[] = [
 ];
 
 /** Every listener `npm start` creates binds this address: loopback unless the operator says otherwise. */
+/** Every port of the stack left to the system (0), for a test stack beside others: `{ PORT: "0", ... }`. */
+export const ANY_PORTS: Record<string, string> = Object.fromEntries(STACK_PORTS.map((port) => [port.variable, "0"]));
+
+/** `stack.env`, the addresses `npm start` records for the admin CLI: one `NAME=value` per line. */
+export function formatStackEnv(env: Record<string, string>): string {
+  return (
+    Object.entries(env)
+      .map(([name, value]) => `${name}=${value}`)
+      .join("\n") + "\n"
+  );
+}
+
+/** What `formatStackEnv` wrote (a value may hold `=`). */
+export function parseStackEnv(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .trim()
+      .split("\n")
+      .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
+  );
+}
+
 export const DEFAULT_BIND_HOST = "127.0.0.1";
 
 export class StackSettingError extends Error {

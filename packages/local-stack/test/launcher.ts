@@ -6,23 +6,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { ANY_PORTS } from "../src/stack-environment.js";
 
 export const repo = join(import.meta.dirname, "..", "..", "..");
 export const launcher = join(import.meta.dirname, "..", "dist", "src", "main.js");
 export const adminCli = join(repo, "services", "gateway", "dist", "src", "cli", "admin.js");
 
-export const anyPorts = Object.fromEntries(
-  [
-    "PORT",
-    "CATALOG_GRPC_PORT",
-    "NOTIFY_GRPC_PORT",
-    "WEBHOOKS_GRPC_PORT",
-    "GATEWAY_METRICS_PORT",
-    "CATALOG_METRICS_PORT",
-    "NOTIFY_METRICS_PORT",
-    "WEBHOOKS_METRICS_PORT",
-  ].map((name) => [name, "0"]),
-);
+export const anyPorts = ANY_PORTS;
 
 /** A running launcher (or `npm start`) whose output lines are collected as they come. */
 export interface Running {

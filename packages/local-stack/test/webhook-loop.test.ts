@@ -18,6 +18,7 @@ import { freePort } from "../src/embedded-postgres.js";
 import { eventually, startReceiver, type TestReceiver } from "../src/https-receiver.js";
 import { deleteNamespaceStreams, newNatsNamespace } from "../src/nats-namespace.js";
 import { createScratchDatabase, type ScratchDatabase } from "../src/postgres-databases.js";
+import { parseStackEnv } from "../src/stack-environment.js";
 import { adminCli, launch, repo } from "./launcher.js";
 
 const receiverCli = join(repo, "packages", "local-stack", "dist", "src", "receiver.js");
@@ -61,12 +62,7 @@ describe("the webhook loop a developer runs on npm start (README)", () => {
       },
       namespace,
     );
-    recorded = Object.fromEntries(
-      (await readFile(join(dataDir, "stack.env"), "utf8"))
-        .trim()
-        .split("\n")
-        .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
-    );
+    recorded = parseStackEnv(await readFile(join(dataDir, "stack.env"), "utf8"));
     admin = async (...args) =>
       JSON.parse(
         (await run(process.execPath, [adminCli, ...args], { env: { PATH: process.env.PATH ?? "", ...recorded } }))

@@ -16,6 +16,7 @@ import { promisify } from "node:util";
 import { eventually, startReceiver, type TestReceiver } from "@platform/local-stack/https-receiver";
 import { deleteNamespaceStreams, newNatsNamespace } from "@platform/local-stack/nats-namespace";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
+import { ANY_PORTS, parseStackEnv } from "@platform/local-stack/stack-environment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, isApiError, OutcomeUnknownError, type Client, type TenantComponents } from "../src/index.js";
 import { startFaultProxy, type FaultProxy } from "./fault-proxy.js";
@@ -26,18 +27,6 @@ const repo = join(import.meta.dirname, "..", "..", "..");
 const launcher = join(repo, "packages", "local-stack", "dist", "src", "main.js");
 const adminCli = join(repo, "services", "gateway", "dist", "src", "cli", "admin.js");
 const receiverCli = join(repo, "packages", "local-stack", "dist", "src", "receiver.js");
-const anyPorts = Object.fromEntries(
-  [
-    "PORT",
-    "CATALOG_GRPC_PORT",
-    "NOTIFY_GRPC_PORT",
-    "WEBHOOKS_GRPC_PORT",
-    "GATEWAY_METRICS_PORT",
-    "CATALOG_METRICS_PORT",
-    "NOTIFY_METRICS_PORT",
-    "WEBHOOKS_METRICS_PORT",
-  ].map((name) => [name, "0"]),
-);
 
 type NotificationRequest = TenantComponents["schemas"]["NotificationRequest"];
 
@@ -92,7 +81,7 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
       cwd: repo,
       env: {
         PATH: process.env.PATH ?? "",
-        ...anyPorts,
+        ...ANY_PORTS,
         LOG_LEVEL: "warn",
         NATS_NAMESPACE: namespace,
         DATABASE_URL: scratch.url,
@@ -113,12 +102,7 @@ describe("the SDK on npm start's stack, through a fault proxy", () => {
       },
       90_000,
     );
-    const recorded = Object.fromEntries(
-      (await readFile(join(dataDir, "stack.env"), "utf8"))
-        .trim()
-        .split("\n")
-        .map((line) => line.split(/=(.*)/s).slice(0, 2) as [string, string]),
-    );
+    const recorded = parseStackEnv(await readFile(join(dataDir, "stack.env"), "utf8"));
     admin = async (...args) =>
       JSON.parse(
         (await run(process.execPath, [adminCli, ...args], { env: { PATH: process.env.PATH ?? "", ...recorded } }))
