@@ -12,9 +12,18 @@
  *     row in the outbox.
  *
  * A key already claimed answers its stored result (a replay) or 409. Run by bench/notify.ts only.
+ *
+ * Floor (d), with FLOOR_D_NATS_URL and FLOOR_D_STREAM set: the same, plus the outcome's event's
+ * durable work that notify does and (c) leaves out, with nats.js alone: after transaction 2, the
+ * event published as a plain NATS message with its Nats-Msg-Id (no PubAck awaited, as notify's
+ * publish after commit) on a subject the file-stored stream FLOOR_D_STREAM captures; a durable
+ * pull consumer gathering what arrives within 100 ms of a window's first message, recording the
+ * window's events in ONE statement (the event rows, deduped by id, and an activity row each; the outbox rows deleted),
+ * then acking each message.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { Server, ServerCredentials, type ServiceDefinition } from "@grpc/grpc-js";
+import { AckPolicy, connect, headers as natsHeaders, type JsMsg, type NatsConnection } from "nats";
 import pg from "pg";
 
 interface SendRequest {
@@ -137,6 +146,7 @@ async function send({ tenantId, key, body }: SendRequest): Promise<SendResult> {
   };
   const eventId = `evt_${randomUUID()}`;
   const event = JSON.stringify({ id: eventId, type: "notification.sent", tenantId, object: result });
+  const subject = events ? `${events.subjectPrefix}.${tenantId}.notification.sent` : `events.${tenantId}.notification.sent`;
   await pool.query({
     ...outcome,
     values: [
@@ -147,12 +157,78 @@ async function send({ tenantId, key, body }: SendRequest): Promise<SendResult> {
       key,
       JSON.stringify(result),
       eventId,
-      `events.${tenantId}.notification.sent`,
+      subject,
       Buffer.from(event),
     ],
   });
+  if (events) {
+    const h = natsHeaders();
+    h.set("Nats-Msg-Id", eventId);
+    events.nc.publish(subject, event, { headers: h });
+  }
   return result;
 }
+
+/** Floor (d)'s event path: the connection, and the subjects its stream captures. */
+let events: { nc: NatsConnection; subjectPrefix: string } | undefined;
+
+const recordEvents = {
+  name: "floor_d_record",
+  text: `with recorded as (
+           insert into bench_floor_c.events (id, tenant_id, type, seq, payload)
+           select * from unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::jsonb[])
+           on conflict (id) do nothing
+           returning id, tenant_id, type, seq
+         ), activity as (
+           insert into bench_floor_c.activity (event_id, tenant_id, type, seq)
+           select id, tenant_id, type, seq from recorded
+           returning 1
+         ), removed as (
+           delete from bench_floor_c.outbox where event_id = any($1::text[]) returning 1
+         )
+         select (select count(*) from activity) as recorded`,
+};
+
+async function startEvents(url: string, stream: string): Promise<void> {
+  const nc = await connect({ servers: url, name: "notify-floor-d" });
+  const subjectPrefix = `${stream.toLowerCase()}.events`;
+  const jsm = await nc.jetstreamManager();
+  await jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.>`], duplicate_window: 120_000_000_000 });
+  await jsm.consumers.add(stream, { durable_name: "floor-d", ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 });
+  events = { nc, subjectPrefix };
+  const consumer = await nc.jetstream().consumers.get(stream, "floor-d");
+  // A window: what arrives within 100 ms of its first message, recorded in one statement.
+  let batch: JsMsg[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    const window = batch;
+    batch = [];
+    timer = undefined;
+    const parsed = window.map((m) => m.json<{ id: string; type: string; tenantId: string }>());
+    pool
+      .query({
+        ...recordEvents,
+        values: [
+          parsed.map((e) => e.id),
+          parsed.map((e) => e.tenantId),
+          parsed.map((e) => e.type),
+          window.map((m) => m.seq),
+          window.map((m) => m.string()),
+        ],
+      })
+      .then(
+        () => window.forEach((m) => m.ack()),
+        () => window.forEach((m) => m.nak()),
+      );
+  };
+  void (async () => {
+    for await (const msg of await consumer.consume({ max_messages: 1000 })) {
+      batch.push(msg);
+      timer ??= setTimeout(flush, 100);
+    }
+  })();
+}
+
 
 const json = {
   serialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
@@ -178,8 +254,13 @@ server.addService(definition, {
     );
   },
 });
+if (process.env.FLOOR_D_NATS_URL && process.env.FLOOR_D_STREAM) {
+  await startEvents(process.env.FLOOR_D_NATS_URL, process.env.FLOOR_D_STREAM);
+}
 server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, port) => {
   if (error) throw error;
   process.stdout.write(`${JSON.stringify({ msg: "listening", service: "notify-floor-c-grpc", grpcPort: port })}\n`);
 });
-process.on("SIGTERM", () => server.tryShutdown(() => void pool.end().then(() => process.exit(0))));
+process.on("SIGTERM", () =>
+  server.tryShutdown(() => void (events?.nc.drain() ?? Promise.resolve()).then(() => pool.end()).then(() => process.exit(0))),
+);

@@ -18,9 +18,15 @@ export const FLOOR_C_SCHEMA = `
     text text not null, state text not null, actor_reference text not null, delegation_reference text,
     created_at timestamptz not null default now(), updated_at timestamptz not null default now());
   create index on bench_floor_c.conversation_messages (tenant_id, recipient, seq);
+  create index on bench_floor_c.conversation_messages (notification_id);
   create table bench_floor_c.provider_messages (notification_id text primary key
     references bench_floor_c.notification_commands (id), provider text not null, provider_message_id text not null,
     created_at timestamptz not null default now());
   create table bench_floor_c.outbox (seq bigserial primary key, event_id text not null unique, subject text not null,
     payload bytea not null, created_at timestamptz not null default now());
+  create table bench_floor_c.events (id text primary key, tenant_id text not null, type text not null,
+    seq bigint not null, payload jsonb not null, recorded_at timestamptz not null default now());
+  create table bench_floor_c.activity (seq bigint primary key, event_id text not null, tenant_id text not null,
+    type text not null, created_at timestamptz not null default now());
+  create index on bench_floor_c.activity (tenant_id, seq);
 `;

@@ -26,7 +26,8 @@
  * database's backends); then two rounds of open loops at half the notify path's measured peak
  * (requests on a fixed schedule whatever the answers; latency from the scheduled time; the first
  * second a warm-up), the second after BENCH_IDLE seconds (default 45) with nothing sent, each
- * through the notify path and through floor (c) at the same rate, with its sends of 50 ms or more
+ * through the notify path and through floor (c) at the same rate (each path's second round after an
+ * idle spell of its own), with its sends of 50 ms or more
  * per second, the Postgres checkpoints, the commits and the CPU ms per send during it; then (b).
  * Targets (issue 33), each printed with its verdict: throughput >= 0.8 of (c); gateway + notify
  * CPU per send <= 1.5x (c)'s two processes, Postgres CPU <= 1.3x; commits per send <= 2.3; each
@@ -35,6 +36,8 @@
  * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at
  * this rate), BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU
  * profiles; bench/cpu-profile-stages.ts reads them by stage of the send),
+ * BENCH_LOOP_STALLS (a directory: the same processes and this one record their event-loop stalls
+ * and long collections, printed per open loop; bench/loop-stalls.ts),
  * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
  */
 import { execFile } from "node:child_process";
@@ -49,6 +52,7 @@ import { createScratchDatabase } from "@platform/local-stack/postgres-databases"
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import { FLOOR_C_SCHEMA } from "./notify-floor-c-schema.js";
 import { profiled } from "./profiled-env.js";
+import { readLoopEvents, recordLoopStalls, summariseLoopEvents, type LoopEvent } from "./loop-stalls.js";
 import { percentile, recordResult } from "./load-generator.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
@@ -339,6 +343,30 @@ async function cpuDuring<T>(
   return { result, cpu };
 }
 
+/** The machine's CPU time by state (/proc/stat's first line, in clock ticks). */
+function machineTicks(): { busy: number; idle: number; steal: number } {
+  const [, user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]!
+    .split(/\s+/)
+    .map(Number);
+  return { busy: user! + nice! + system! + irq! + softirq!, idle: idle! + iowait!, steal: steal! };
+}
+
+/** Shares of the machine's CPU time between two readings: busy, idle, stolen by the host. */
+function describeMachine(before: ReturnType<typeof machineTicks>, after: ReturnType<typeof machineTicks>): string {
+  const busy = after.busy - before.busy;
+  const idle = after.idle - before.idle;
+  const steal = after.steal - before.steal;
+  const all = Math.max(1, busy + idle + steal);
+  const share = (n: number) => `${((n / all) * 100).toFixed(1)}%`;
+  return `CPU time ${share(busy)} busy, ${share(idle)} idle, ${share(steal)} stolen by the host (a virtual machine's vCPU not running)`;
+}
+
+/** BENCH_LOOP_STALLS=<dir>: every measured process's stalls and long collections, per open loop. */
+const stallDir = process.env.BENCH_LOOP_STALLS;
+const benchStalls: LoopEvent[] = [];
+if (stallDir) recordLoopStalls("bench (load generator)", (event) => benchStalls.push(event));
+
 async function main() {
   const scratch = await createScratchDatabase("benchnotify");
   const natsNamespace = newNatsNamespace("bench");
@@ -434,10 +462,28 @@ async function main() {
       }),
     });
     processes.push(floorCKoa);
+    // Floor (d): floor (c) plus the outcome event's durable work (publish, consume, record, ack).
+    const floorDServer = await startServiceProcess({
+      name: "notify-floor-d-grpc",
+      entry: join(repo, "bench", "dist", "notify-floor-c-grpc-server.js"),
+      env: profiled({ DATABASE_URL: scratch.url, FLOOR_D_NATS_URL: testNatsUrl(), FLOOR_D_STREAM: `${natsNamespace}FLOORD` }),
+    });
+    processes.push(floorDServer);
+    const floorDKoa = await startServiceProcess({
+      name: "notify-floor-d-koa",
+      entry: join(repo, "bench", "dist", "notify-floor-c-koa.js"),
+      env: profiled({
+        FLOOR_C_GRPC_ADDR: `127.0.0.1:${floorDServer.listening.grpcPort as number}`,
+        FLOOR_C_API_KEY: floorCKey,
+        FLOOR_C_TENANT: tenant,
+      }),
+    });
+    processes.push(floorDKoa);
 
     const notifyUrl = `http://127.0.0.1:${gateway.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
     const floorUrl = `http://127.0.0.1:${floorKoa.listening.port as number}/send`;
     const floorCUrl = `http://127.0.0.1:${floorCKoa.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
+    const floorDUrl = `http://127.0.0.1:${floorDKoa.listening.port as number}/api/v1/tenants/${tenant}/notifications`;
     const auth = { authorization: `Bearer ${key}` };
     const floorCAuth = { authorization: `Bearer ${floorCKey}` };
     /**
@@ -453,11 +499,18 @@ async function main() {
     ): Promise<OpenFigures> => {
       const before = await commits(db);
       const vacuums = autovacuumsDuring(scratch.url);
+      const from = Date.now();
+      const machineBefore = machineTicks();
       const { result: measured, cpu } = await cpuDuring(db, { a: pids[0], b: pids[1] }, () =>
         checkpointsDuring(db, () => openLoop(label, url, headers, rate, durationSeconds)),
       );
       const autovacuums = await vacuums.stop();
       if (autovacuums.length > 0) console.log(`${label}: Postgres autovacuum ran meanwhile: ${autovacuums.join("; ")}`);
+      console.log(`${label}: the machine: ${describeMachine(machineBefore, machineTicks())}`);
+      if (stallDir) {
+        const events = [...readLoopEvents(stallDir), ...benchStalls];
+        console.log(`${label}: event loops: ${summariseLoopEvents(events, from, Date.now())}`);
+      }
       const { result, checkpoints } = measured;
       // Every request of the loop was sent (the warm-up second included), so divide by all of them.
       const sent = result.sends + result.failures + Math.floor(rate);
@@ -479,6 +532,7 @@ async function main() {
     const notifyLabel = "notify path (gateway -> gRPC -> notify, sandbox)";
     const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
     const floorCLabel = "floor (c): Koa -> grpc-js -> two commits around a sandbox";
+    const floorDLabel = "floor (d): floor (c) + the event published, consumed, recorded, acked";
     if (process.env.BENCH_OPEN_RATE) {
       // Only the open loop, at this rate (after a warm-up): for chasing its tail.
       await closedLoop(notifyLabel, notifyUrl, auth, 2);
@@ -505,6 +559,7 @@ async function main() {
     await closedLoop(notifyLabel, notifyUrl, auth, 2);
     await closedLoop(floorLabel, floorUrl, {}, 2);
     await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
+    await closedLoop(floorDLabel, floorDUrl, floorCAuth, 2);
     const runs: Figures[] = [];
     // Commits per send, counted exactly: a fixed number of sends through each path and nothing
     // else on this database meanwhile; first the same window with no sends at all (what notify's
@@ -534,19 +589,25 @@ async function main() {
     const afterFloor = await commits(db);
     await countedSends(floorCUrl, floorCAuth);
     const afterFloorC = await commits(db);
+    await countedSends(floorDUrl, floorCAuth);
+    // (d)'s consumer records the last window's events up to 100 ms after the last answer.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const afterFloorD = await commits(db);
     const commitsPerSend = {
       idle: (idle - start) / sendsCounted,
       notify: (afterNotify - idle) / sendsCounted,
       floor: (afterFloor - afterNotify) / sendsCounted,
       floorC: (afterFloorC - afterFloor) / sendsCounted,
+      floorD: (afterFloorD - afterFloorC) / sendsCounted,
     };
     // CPU ms per send of each process, over both closed-loop rounds (all the sends of the rounds).
     const cpuOf = {
       notify: new Map<string, number>(),
       floor: new Map<string, number>(),
       floorC: new Map<string, number>(),
+      floorD: new Map<string, number>(),
     };
-    const sendsOf = { notify: 0, floor: 0, floorC: 0 };
+    const sendsOf = { notify: 0, floor: 0, floorC: 0, floorD: 0 };
     const addCpu = (path: keyof typeof cpuOf, run: { result: Figures; cpu: Record<string, number> }) => {
       for (const [name, seconds] of Object.entries(run.cpu))
         cpuOf[path].set(name, (cpuOf[path].get(name) ?? 0) + seconds);
@@ -564,6 +625,12 @@ async function main() {
       addCpu(
         "floorC",
         await cpuDuring(db, floorCProcesses, () => closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds)),
+      );
+      addCpu(
+        "floorD",
+        await cpuDuring(db, { koa: floorDKoa.child.pid!, grpc: floorDServer.child.pid! }, () =>
+          closedLoop(floorDLabel, floorDUrl, floorCAuth, durationSeconds),
+        ),
       );
       addCpu(
         "floor",
@@ -584,6 +651,11 @@ async function main() {
         grpc: msPerSend("floorC", "grpc"),
         postgres: msPerSend("floorC", "postgres"),
       },
+      floorD: {
+        koa: msPerSend("floorD", "koa"),
+        grpc: msPerSend("floorD", "grpc"),
+        postgres: msPerSend("floorD", "postgres"),
+      },
       floor: {
         koa: msPerSend("floor", "koa"),
         grpc: msPerSend("floor", "grpc"),
@@ -602,6 +674,10 @@ async function main() {
       floorCLabel,
       runs.filter((r) => r.label === floorCLabel),
     );
+    const floorD = mean(
+      floorDLabel,
+      runs.filter((r) => r.label === floorDLabel),
+    );
     // Open loop at half the notify path's peak, through the notify path and then floor (c) at
     // the same rate: a tail both show is the machine's (Postgres, the cores), one only ours shows
     // is ours. Two rounds: the second after an idle spell (BENCH_IDLE seconds, default 45, in which
@@ -613,23 +689,26 @@ async function main() {
     const openPaths = [
       ["notify path", notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
       ["floor (c)", floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
+      ["floor (d)", floorDUrl, floorCAuth, [floorDKoa.child.pid!, floorDServer.child.pid!]],
     ] as const;
-    const openRounds: { notify: OpenFigures; floorC: OpenFigures }[] = [];
+    const openRounds: { notify: OpenFigures; floorC: OpenFigures; floorD: OpenFigures }[] = [];
     for (let round = 1; round <= 2; round++) {
-      if (round === 2) {
-        console.log(`idle for ${idleSeconds} s before the second open-loop round`);
-        await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
-      }
       const figures: OpenFigures[] = [];
       for (const [path, url, headers, pids] of openPaths) {
+        if (round === 2) {
+          // Each path's second round follows an idle spell of its own: measured one after the
+          // other, the second path would otherwise start warm from the first's round.
+          console.log(`idle for ${idleSeconds} s before ${path}'s second open-loop round`);
+          await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+        }
         const label = `${path}, open loop at ${halfRate}/s, round ${round}${round === 2 ? ` (after ${idleSeconds} s idle)` : ""}`;
         figures.push(await measuredOpenLoop(label, url, headers, halfRate, pids));
       }
-      openRounds.push({ notify: figures[0]!, floorC: figures[1]! });
+      openRounds.push({ notify: figures[0]!, floorC: figures[1]!, floorD: figures[2]! });
     }
     const viaDirect = await direct(scratch.url, durationSeconds);
 
-    const table = [viaNotify, floorC, floor, viaDirect, ...openRounds.flatMap((r) => [r.notify, r.floorC])];
+    const table = [viaNotify, floorC, floorD, floor, viaDirect, ...openRounds.flatMap((r) => [r.notify, r.floorC, r.floorD])];
     console.table(
       table.map((f) => ({
         path: f.label,
@@ -650,24 +729,31 @@ async function main() {
     const postgresRatio = cpu.notify.postgres / cpu.floorC.postgres;
     console.log(
       `notify path / floor (c): ${ratioFloorC.toFixed(2)} (target >= 0.8: ${verdict(ratioFloorC >= 0.8)}); ` +
+        `notify path / floor (d): ${(viaNotify.sendsPerSecond / floorD.sendsPerSecond).toFixed(2)}; ` +
         `notify path / floor (a): ${ratioFloor.toFixed(2)}; notify path / direct (b): ${ratioDirect.toFixed(2)}`,
     );
     console.log(
       `Postgres commits per send: notify path ${commitsPerSend.notify.toFixed(2)} (target <= 2.3: ${verdict(commitsPerSend.notify <= 2.3)}), ` +
-        `floor (c) ${commitsPerSend.floorC.toFixed(2)}, floor (a) ${commitsPerSend.floor.toFixed(2)} ` +
+        `floor (c) ${commitsPerSend.floorC.toFixed(2)}, floor (d) ${commitsPerSend.floorD.toFixed(2)}, floor (a) ${commitsPerSend.floor.toFixed(2)} ` +
         `(the same window with no sends: ${commitsPerSend.idle.toFixed(2)} per ${sendsCounted})`,
     );
     const fixed = (n: number) => n.toFixed(2);
     console.log(
       `CPU ms per send, closed loops: notify path: gateway ${fixed(cpu.notify.gateway)}, notify ${fixed(cpu.notify.notify)}, postgres ${fixed(cpu.notify.postgres)}; ` +
         `floor (c): koa ${fixed(cpu.floorC.koa)}, grpc ${fixed(cpu.floorC.grpc)}, postgres ${fixed(cpu.floorC.postgres)}; ` +
+        `floor (d): koa ${fixed(cpu.floorD.koa)}, grpc ${fixed(cpu.floorD.grpc)}, postgres ${fixed(cpu.floorD.postgres)}; ` +
         `floor (a): koa ${fixed(cpu.floor.koa)}, grpc ${fixed(cpu.floor.grpc)}, postgres ${fixed(cpu.floor.postgres)}`,
     );
     console.log(
       `CPU per send against floor (c): gateway + notify ${fixed(ours)} / ${fixed(theirs)} = ${fixed(cpuRatio)}x (target <= 1.5: ${verdict(cpuRatio <= 1.5)}); ` +
         `Postgres ${fixed(cpu.notify.postgres)} / ${fixed(cpu.floorC.postgres)} = ${fixed(postgresRatio)}x (target <= 1.3: ${verdict(postgresRatio <= 1.3)})`,
     );
-    for (const [i, { notify: o, floorC: c }] of openRounds.entries()) {
+    console.log(
+      `CPU per send against floor (d), which also does the event's durable work: gateway + notify ${fixed(ours)} / ` +
+        `${fixed(cpu.floorD.koa + cpu.floorD.grpc)} = ${fixed(ours / (cpu.floorD.koa + cpu.floorD.grpc))}x; ` +
+        `Postgres ${fixed(cpu.notify.postgres)} / ${fixed(cpu.floorD.postgres)} = ${fixed(cpu.notify.postgres / cpu.floorD.postgres)}x`,
+    );
+    for (const [i, { notify: o, floorC: c, floorD: d }] of openRounds.entries()) {
       const underTwice = o.p99Ms < 2 * c.p99Ms;
       const under50 = c.p99Ms >= 50 || o.p99Ms < 50;
       console.log(
@@ -675,13 +761,15 @@ async function main() {
           `floor (c) p50 ${fixed(c.p50Ms)} / p99 ${fixed(c.p99Ms)} ms: p99 < 2x floor (c)'s: ${verdict(underTwice)}; ` +
           `< 50 ms where floor (c)'s is: ${verdict(under50)}${c.p99Ms >= 50 ? " (floor (c) itself is over 50 ms)" : ""}; ` +
           `commits per send ${fixed(o.commitsPerSend)} / ${fixed(c.commitsPerSend)}; checkpoints ${o.checkpoints} / ${c.checkpoints}; ` +
-          `CPU ms per send ${o.cpuMsPerSend.map(fixed).join(" + ")} / ${c.cpuMsPerSend.map(fixed).join(" + ")}`,
+          `CPU ms per send ${o.cpuMsPerSend.map(fixed).join(" + ")} / ${c.cpuMsPerSend.map(fixed).join(" + ")}; ` +
+          `floor (d) p50 ${fixed(d.p50Ms)} / p99 ${fixed(d.p99Ms)} ms`,
       );
     }
     const [first, second] = openRounds as [(typeof openRounds)[0], (typeof openRounds)[0]];
     console.log(
       `the round after ${idleSeconds} s idle against the first: notify path p99 ${fixed(second.notify.p99Ms)} vs ${fixed(first.notify.p99Ms)} ms ` +
-        `(${fixed(second.notify.p99Ms / first.notify.p99Ms)}x; floor (c) ${fixed(second.floorC.p99Ms / first.floorC.p99Ms)}x): ` +
+        `(${fixed(second.notify.p99Ms / first.notify.p99Ms)}x; floor (c) ${fixed(second.floorC.p99Ms / first.floorC.p99Ms)}x, ` +
+        `floor (d) ${fixed(second.floorD.p99Ms / first.floorD.p99Ms)}x): ` +
         `no slower (within 10%, the noise of one round): ${verdict(second.notify.p99Ms <= first.notify.p99Ms * 1.1)}`,
     );
     if (table.some((f) => f.failures > 0)) throw new Error("sends failed during the benchmark");
@@ -692,6 +780,7 @@ async function main() {
       notify: viaNotify,
       floor,
       floorC,
+      floorD,
       direct: viaDirect,
       openRounds,
       idleSeconds,
