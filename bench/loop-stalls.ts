@@ -42,7 +42,13 @@ export function recordLoopStalls(name: string, sink: (event: LoopEvent) => void)
     for (const entry of list.getEntries()) {
       if (entry.duration < GC_MS) continue;
       const detail = (entry as unknown as { detail?: { kind?: number } }).detail;
-      sink({ process: name, what: "gc", at: Math.round(origin + entry.startTime), ms: Math.round(entry.duration), kind: detail?.kind });
+      sink({
+        process: name,
+        what: "gc",
+        at: Math.round(origin + entry.startTime),
+        ms: Math.round(entry.duration),
+        kind: detail?.kind,
+      });
     }
   });
   observer.observe({ entryTypes: ["gc"] });

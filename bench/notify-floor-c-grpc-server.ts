@@ -146,7 +146,9 @@ async function send({ tenantId, key, body }: SendRequest): Promise<SendResult> {
   };
   const eventId = `evt_${randomUUID()}`;
   const event = JSON.stringify({ id: eventId, type: "notification.sent", tenantId, object: result });
-  const subject = events ? `${events.subjectPrefix}.${tenantId}.notification.sent` : `events.${tenantId}.notification.sent`;
+  const subject = events
+    ? `${events.subjectPrefix}.${tenantId}.notification.sent`
+    : `events.${tenantId}.notification.sent`;
   await pool.query({
     ...outcome,
     values: [
@@ -229,7 +231,6 @@ async function startEvents(url: string, stream: string): Promise<void> {
   })();
 }
 
-
 const json = {
   serialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
   deserialize: (bytes: Buffer) => JSON.parse(bytes.toString("utf8")) as unknown,
@@ -262,5 +263,7 @@ server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, port
   process.stdout.write(`${JSON.stringify({ msg: "listening", service: "notify-floor-c-grpc", grpcPort: port })}\n`);
 });
 process.on("SIGTERM", () =>
-  server.tryShutdown(() => void (events?.nc.drain() ?? Promise.resolve()).then(() => pool.end()).then(() => process.exit(0))),
+  server.tryShutdown(
+    () => void (events?.nc.drain() ?? Promise.resolve()).then(() => pool.end()).then(() => process.exit(0)),
+  ),
 );

@@ -466,7 +466,11 @@ async function main() {
     const floorDServer = await startServiceProcess({
       name: "notify-floor-d-grpc",
       entry: join(repo, "bench", "dist", "notify-floor-c-grpc-server.js"),
-      env: profiled({ DATABASE_URL: scratch.url, FLOOR_D_NATS_URL: testNatsUrl(), FLOOR_D_STREAM: `${natsNamespace}FLOORD` }),
+      env: profiled({
+        DATABASE_URL: scratch.url,
+        FLOOR_D_NATS_URL: testNatsUrl(),
+        FLOOR_D_STREAM: `${natsNamespace}FLOORD`,
+      }),
     });
     processes.push(floorDServer);
     const floorDKoa = await startServiceProcess({
@@ -708,7 +712,14 @@ async function main() {
     }
     const viaDirect = await direct(scratch.url, durationSeconds);
 
-    const table = [viaNotify, floorC, floorD, floor, viaDirect, ...openRounds.flatMap((r) => [r.notify, r.floorC, r.floorD])];
+    const table = [
+      viaNotify,
+      floorC,
+      floorD,
+      floor,
+      viaDirect,
+      ...openRounds.flatMap((r) => [r.notify, r.floorC, r.floorD]),
+    ];
     console.table(
       table.map((f) => ({
         path: f.label,
