@@ -29,7 +29,7 @@ describe("loop stalls (bench:notify's BENCH_LOOP_STALLS)", () => {
     expect(stalls).toHaveLength(1);
     expect(stalls[0]!.ms).toBeGreaterThanOrEqual(130);
     expect(stalls[0]!.at).toBeGreaterThanOrEqual(from + 150);
-    expect(summariseLoopEvents(events, from, Date.now())).toMatch(/^here: \d+ stalls \(\d+ ms, largest 1\d\d\)/);
+    expect(summariseLoopEvents(events, from, Date.now())).toMatch(/^here: \d+ stalls \(\d+ ms, largest \d{3,}\)/);
   });
 
   it("a preloaded process appends its stalls to the directory, read back by process name", () => {
