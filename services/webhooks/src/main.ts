@@ -17,12 +17,13 @@ import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
-import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
+import { loadWebhooksConfig, WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "./config.js";
 import { createBatchedAttemptStore } from "./db/batched-attempt-store.js";
 import { resealEndpointSecrets } from "./db/secret-reseal.js";
 import { startBacklogCollector } from "./delivery/backlog-collector.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
 import { createHttpsSender } from "./delivery/https-sender.js";
+import { markHistorySwitched } from "./db/history-backfill.js";
 import { startJanitor } from "./delivery/janitor.js";
 import { startRecoveryRunner } from "./delivery/recovery-runner.js";
 import { createPipelineMetrics, type RefusalPath } from "./delivery/pipeline-metrics.js";
@@ -46,11 +47,14 @@ async function main() {
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: WEBHOOKS_SCHEMA,
+    searchPath: WEBHOOKS_SEARCH_PATH,
     poolMax: config.DATABASE_POOL_MAX,
     migrateOnStart: config.MIGRATE_ON_START,
     migrations,
     logger,
   });
+  // From now on the previous release's replicas no longer claim deliveries (the history's fence).
+  await markHistorySwitched(db);
 
   const names = streamNames(config.NATS_NAMESPACE);
   // Declared at start and after every reconnect: a server that lost its store gets the streams

@@ -7,7 +7,7 @@ import { createScratchDatabase, type ScratchDatabase } from "@platform/local-sta
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { BACKLOG_QUERY, measureBacklog } from "../src/db/delivery-backlog.js";
 
 describe("the backlog gauges' statement", () => {
@@ -16,7 +16,7 @@ describe("the backlog gauges' statement", () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("backlog_idx");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 1 });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 1 });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
   });
   afterAll(async () => {

@@ -17,7 +17,7 @@ import { createMetricsRegistry } from "@platform/service-kit/metrics";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { createTargetResolver, type TargetRefusal } from "../src/delivery/target-resolver.js";
 import { parseAllowedPorts } from "../src/domain/target-address.js";
 import { newDeliveryId, newEventId } from "../src/domain/ids.js";
@@ -165,7 +165,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("whsvc");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     keyRing = parseSecretsKey(randomBytes(32).toString("base64"));
     const sink = new Writable({

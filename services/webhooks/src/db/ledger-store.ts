@@ -244,7 +244,8 @@ export function createLedgerStore(db: Knex): LedgerStore {
           "response_body",
           "response_body_truncated",
         )
-        .where({ delivery_id: deliveryId })
+        // The delivery's day: one partition read.
+        .where({ delivery_id: deliveryId, delivery_created_at: row!.created_at })
         .orderBy("number", "asc");
       return {
         delivery,
