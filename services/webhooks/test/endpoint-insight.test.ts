@@ -131,6 +131,8 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
         error: attempt.error === undefined ? (attempt.succeeded ? null : "non_2xx_status") : attempt.error,
         response_body: Buffer.from(attempt.succeeded ? "ok" : "busy"),
         response_body_truncated: false,
+        // The partition key: the delivery's day.
+        delivery_created_at: db("deliveries").where({ id: deliveryId }).select("created_at"),
       })),
     );
   }

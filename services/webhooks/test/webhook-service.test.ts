@@ -150,6 +150,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       error: attempt.succeeded ? null : "non_2xx_status",
       response_body: Buffer.from(attempt.succeeded ? "ok" : "nope \u00e9"),
       response_body_truncated: false,
+      // The partition key: the delivery's day.
+      delivery_created_at: db("deliveries").where({ id: deliveryId }).select("created_at"),
     });
   }
 
