@@ -123,6 +123,8 @@ export async function up(db: Knex): Promise<void> {
       v_upper timestamptz;
       v_made integer := 0;
     begin
+      -- One maker at a time (every replica's janitor calls it); the lock ends with the transaction.
+      perform pg_advisory_xact_lock(hashtextextended('webhooks_history.partitions', 0));
       for v_day in select generate_series(p_from, p_to, interval '1 day')::date loop
         v_lower := v_day::timestamp at time zone 'UTC';
         v_upper := (v_day + 1)::timestamp at time zone 'UTC';
@@ -152,6 +154,7 @@ export async function up(db: Knex): Promise<void> {
     declare
       v_name text;
     begin
+      perform pg_advisory_xact_lock(hashtextextended('webhooks_history.partitions', 0));
       for v_name in
         select c.relname
           from pg_inherits i
