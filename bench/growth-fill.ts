@@ -74,8 +74,14 @@ export async function fillWebhooks(
   progress: (done: number) => void = () => undefined,
 ): Promise<FillResult> {
   const started = performance.now();
-  await fillSession(client, "webhooks");
+  // The service's own search_path: the delivery history in its day partitions (webhooks_history).
+  await fillSession(client, "webhooks_history, webhooks");
   const t0 = `'${now.toISOString()}'::timestamptz`;
+  // The days of the month already have their partitions, as the janitor would have made them.
+  await client.query("select webhooks_history.ensure_day_partitions($1::date, $2::date)", [
+    new Date(now.getTime() - (SPAN_DAYS + 1) * DAY_MS).toISOString().slice(0, 10),
+    new Date(now.getTime() + 3 * DAY_MS).toISOString().slice(0, 10),
+  ]);
   await client.query(
     `insert into endpoints (id, tenant_id, url, description, event_types, api_version, secret_sealed, created_at, updated_at)
      select ${endpointId("t", "j")}, ${tenantId("t")}, 'https://hooks-' || t || '.partner.test/webhooks/' || j,
@@ -150,7 +156,7 @@ export async function fillWebhooks(
     );
     await client.query(
       `insert into attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code, error,
-                             response_body, response_body_truncated)
+                             response_body, response_body_truncated, delivery_created_at)
        select d.id, d.endpoint_id, k, d.created_at + (k - 1) * interval '10 minutes' + interval '1 second',
               20 + floor(${u("d.seq * 8 + k", 8)} * 300)::int,
               d.status = 'succeeded' and k = d.attempts_total,
@@ -158,7 +164,7 @@ export async function fillWebhooks(
               case when d.status = 'succeeded' and k = d.attempts_total then null else 'HTTP 500' end,
               case when d.status = 'succeeded' and k = d.attempts_total then convert_to('ok', 'UTF8')
                    else convert_to('{"error":"internal"}', 'UTF8') end,
-              false
+              false, d.created_at
          from deliveries d cross join lateral generate_series(1, d.attempts_total) k
         where d.seq > $1`,
       [lastSeq],

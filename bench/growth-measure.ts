@@ -263,21 +263,40 @@ export interface RetentionStep {
   seconds: number;
   deliveriesRemoved: number;
   eventsRemoved: number;
+  /** Day partitions dropped (three per day) and rows deleted (from the default partitions). */
+  partitionsDropped: number;
+  rowsDeleted: number;
 }
 
 /**
  * The janitor's step (db/retention.ts removeExpired, WEBHOOKS_JANITOR_BATCH 1000) on the oldest
- * day of the fill: the retention set so that exactly the deliveries created before `oldest + 1 day`
- * are past it.
+ * whole UTC day of the fill (its partitions dropped): the partial day before it (the fill starts
+ * mid-day) is expired first, untimed; then the retention is set so that exactly the next day is
+ * past it. The rows that day held are counted before, outside the timing.
  */
 export async function measureRetention(db: Knex, fillStartedAt: Date, spanDays: number): Promise<RetentionStep> {
-  const cutoff = fillStartedAt.getTime() - (spanDays - 1) * DAY_MS;
+  const oldest = fillStartedAt.getTime() - spanDays * DAY_MS;
+  const dayStart = (offset: number) => new Date(Math.floor(oldest / DAY_MS) * DAY_MS + offset * DAY_MS);
+  const count = async (table: string, column: string) =>
+    Number(
+      (
+        await db.raw<{ rows: { n: string }[] }>(
+          `select count(*) as n from ${table} where ${column} >= ?::timestamptz and ${column} < ?::timestamptz`,
+          [dayStart(1), dayStart(2)],
+        )
+      ).rows[0]!.n,
+    );
+  await removeExpired(db, { retentionMs: Date.now() - dayStart(1).getTime(), batchSize: 1000 });
+  const deliveries = await count("deliveries", "created_at");
+  const events = await count("events", "received_at");
   const started = performance.now();
-  const removed = await removeExpired(db, { retentionMs: Date.now() - cutoff, batchSize: 1000 });
+  const removed = await removeExpired(db, { retentionMs: Date.now() - dayStart(2).getTime(), batchSize: 1000 });
   return {
     seconds: (performance.now() - started) / 1000,
-    deliveriesRemoved: removed.deliveries,
-    eventsRemoved: removed.events,
+    deliveriesRemoved: deliveries,
+    eventsRemoved: events,
+    partitionsDropped: removed.partitions.length,
+    rowsDeleted: removed.defaultRows,
   };
 }
 
@@ -290,15 +309,22 @@ export interface TableBytes {
   totalBytes: number;
 }
 
-/** Table and index bytes of each table of the schema (pg_table_size, pg_indexes_size, pg_total_relation_size). */
-export async function tableBytes(client: pg.ClientBase, schema: string): Promise<TableBytes[]> {
+/**
+ * Table and index bytes of each table of the schemas (pg_table_size, pg_indexes_size,
+ * pg_total_relation_size), a partitioned table's partitions summed under its name (and a table of
+ * the same name in another of the schemas, such as the old empty history tables, with it).
+ */
+export async function tableBytes(client: pg.ClientBase, schemas: string | readonly string[]): Promise<TableBytes[]> {
   const { rows } = await client.query<{ table: string; rows: string; t: string; i: string; total: string }>(
-    `select c.relname as table, c.reltuples::bigint as rows, pg_table_size(c.oid) as t,
-            pg_indexes_size(c.oid) as i, pg_total_relation_size(c.oid) as total
+    `select coalesce(p.relname, c.relname) as table, sum(greatest(c.reltuples, 0))::bigint as rows,
+            sum(pg_table_size(c.oid)) as t, sum(pg_indexes_size(c.oid)) as i,
+            sum(pg_total_relation_size(c.oid)) as total
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = $1 and c.relkind in ('r', 'p')
-      order by pg_total_relation_size(c.oid) desc`,
-    [schema],
+       left join pg_inherits h on h.inhrelid = c.oid left join pg_class p on p.oid = h.inhparent
+      where n.nspname = any($1) and c.relkind = 'r'
+      group by 1
+      order by sum(pg_total_relation_size(c.oid)) desc`,
+    [typeof schemas === "string" ? [schemas] : schemas],
   );
   return rows.map((r) => ({
     table: r.table,
@@ -309,14 +335,22 @@ export async function tableBytes(client: pg.ClientBase, schema: string): Promise
   }));
 }
 
-/** Each index of the schema's tables by size (which ones must stay in memory is the capacity question). */
-export async function indexBytes(client: pg.ClientBase, schema: string): Promise<{ index: string; bytes: number }[]> {
+/**
+ * Each index of the schemas' tables by size (which ones must stay in memory is the capacity
+ * question), a partitioned index's partitions summed under its name.
+ */
+export async function indexBytes(
+  client: pg.ClientBase,
+  schemas: string | readonly string[],
+): Promise<{ index: string; bytes: number }[]> {
   const { rows } = await client.query<{ index: string; bytes: string }>(
-    `select c.relname as index, pg_relation_size(c.oid) as bytes
+    `select coalesce(p.relname, c.relname) as index, sum(pg_relation_size(c.oid)) as bytes
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = $1 and c.relkind = 'i'
-      order by pg_relation_size(c.oid) desc`,
-    [schema],
+       left join pg_inherits h on h.inhrelid = c.oid left join pg_class p on p.oid = h.inhparent
+      where n.nspname = any($1) and c.relkind = 'i'
+      group by 1
+      order by sum(pg_relation_size(c.oid)) desc`,
+    [typeof schemas === "string" ? [schemas] : schemas],
   );
   return rows.map((r) => ({ index: r.index, bytes: Number(r.bytes) }));
 }

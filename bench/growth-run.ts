@@ -8,6 +8,7 @@ import { createScratchDatabase } from "@platform/local-stack/postgres-databases"
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { migrations as notifyMigrations } from "@platform/notify/migrations";
 import { migrations as webhooksMigrations } from "@platform/webhooks/migrations";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "@platform/webhooks/config";
 import pg from "pg";
 import { fillNotify, fillWebhooks, SPAN_DAYS, type FillResult } from "./growth-fill.js";
 import {
@@ -117,7 +118,12 @@ export async function runWebhooksSize(
 ): Promise<SizeResult> {
   const deliveries = size === 0 ? options.seed : size;
   const scratch = await createScratchDatabase("growth");
-  const db: Knex = createDatabase({ url: scratch.url, schema: "webhooks", poolMax: 4 });
+  const db: Knex = createDatabase({
+    url: scratch.url,
+    schema: WEBHOOKS_SCHEMA,
+    searchPath: WEBHOOKS_SEARCH_PATH,
+    poolMax: 4,
+  });
   const c = await client(scratch.url);
   try {
     await migrateToLatest(db, "webhooks", webhooksMigrations);
@@ -131,8 +137,8 @@ export async function runWebhooksSize(
           .map(([table, n]) => `${table} ${n}`)
           .join(", "),
     );
-    const bytes = await tableBytes(c, "webhooks");
-    const indexes = await indexBytes(c, "webhooks");
+    const bytes = await tableBytes(c, WEBHOOKS_SEARCH_PATH);
+    const indexes = await indexBytes(c, WEBHOOKS_SEARCH_PATH);
     const reads = await measureWebhooksReads(db, options.reps);
     const plans = await slowPlans(c, reads.timings, baseline, options.explainOver);
     const pipeline =

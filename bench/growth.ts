@@ -14,7 +14,8 @@
  *     targets drawn from a random sample of the deliveries (weighted like the data);
  *   - bench:webhooks's delivery rate on that database (bench/growth-pipeline.ts, GROWTH_EVENTS
  *     events, default 1500, 0 skips it);
- *   - the retention step: db/retention.ts removeExpired on the oldest day of the month.
+ *   - the retention step: db/retention.ts removeExpired on the oldest day of the month (its day
+ *     partitions dropped whole).
  * Size 0 is the "empty" database every ratio is against: GROWTH_SEED deliveries (default 20000)
  * filled the same way, so every read finds rows. For notify, GROWTH_NOTIFY_SIZES (notifications,
  * default "0,10000000"): a transcript page, the activity poll, a send. Every read whose p99 is
@@ -128,8 +129,9 @@ async function main() {
     if (result.retention) {
       const r = result.retention;
       console.log(
-        `${name}: retention step (removeExpired, batches of 1000) on the oldest day: ${r.seconds.toFixed(2)} s for ` +
-          `${r.deliveriesRemoved} deliveries and ${r.eventsRemoved} events ` +
+        `${name}: retention step (removeExpired: the oldest day's partitions dropped) on the oldest day: ` +
+          `${r.seconds.toFixed(2)} s for ${r.deliveriesRemoved} deliveries and ${r.eventsRemoved} events ` +
+          `(${r.partitionsDropped} partitions dropped, ${r.rowsDeleted} rows deleted) ` +
           `(${((r.seconds * 1e6) / Math.max(1, r.deliveriesRemoved)).toFixed(1)} us per delivery; target < 1 s a day)`,
       );
     }

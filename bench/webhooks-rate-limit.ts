@@ -208,13 +208,13 @@ async function main() {
     const maxInSecond = maxInAnySecond(aTimes);
     const ledger = await db.query<{ delivered: string; attempts: string }>(
       `select count(*) filter (where status = 'succeeded') as delivered, coalesce(sum(attempts_total), 0) as attempts
-         from webhooks.deliveries where endpoint_id = $1`,
+         from webhooks_history.deliveries where endpoint_id = $1`,
       [a.id],
     );
     const { delivered, attempts } = ledger.rows[0]!;
     // The limiter's own instants (the database's clock): the most slots in any closed second.
     const slotRows = await db.query<{ at: string }>(
-      `select (extract(epoch from rate_slot_at) * 1000)::float8 as at from webhooks.deliveries
+      `select (extract(epoch from rate_slot_at) * 1000)::float8 as at from webhooks_history.deliveries
         where endpoint_id = $1 and rate_slot_at is not null order by rate_slot_at`,
       [a.id],
     );
@@ -287,7 +287,7 @@ function maxInAnySecond(sorted: readonly number[]): number {
 async function endpointsOf(db: pg.Client, deliveryIds: string[]): Promise<Map<string, string>> {
   if (deliveryIds.length === 0) return new Map();
   const { rows } = await db.query<{ id: string; endpoint_id: string }>(
-    "select id, endpoint_id from webhooks.deliveries where id = any($1::text[])",
+    "select id, endpoint_id from webhooks_history.deliveries where id = any($1::text[])",
     [deliveryIds],
   );
   return new Map(rows.map((row) => [row.id, row.endpoint_id]));

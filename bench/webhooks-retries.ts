@@ -223,7 +223,7 @@ async function main() {
       if (hold) {
         await until("every delivery to be held", 120_000, async () => {
           const { rows } = await db.query<{ held: string }>(
-            `select count(*) as held from webhooks.deliveries where event_id = any($1) and status = 'held'`,
+            `select count(*) as held from webhooks_history.deliveries where event_id = any($1) and status = 'held'`,
             [ids],
           );
           return Number(rows[0]!.held) === expected;
@@ -236,7 +236,7 @@ async function main() {
       await until("every first attempt to be recorded", 300_000, async () => {
         const { rows } = await db.query<{ id: string; due: number; attempts: number }>(
           `select id, extract(epoch from next_attempt_at) * 1000 as due, attempts_total as attempts
-             from webhooks.deliveries
+             from webhooks_history.deliveries
             where event_id = any($1) and (status = 'awaiting_retry' or attempts_total >= 2)`,
           [ids],
         );
@@ -261,7 +261,7 @@ async function main() {
       // The ledger: every delivery succeeded, with its two attempts.
       await until("the ledger to show every delivery succeeded", 60_000, async () => {
         const { rows } = await db.query<{ done: string }>(
-          `select count(*) as done from webhooks.deliveries
+          `select count(*) as done from webhooks_history.deliveries
             where event_id = any($1) and status = 'succeeded' and attempts_total = 2`,
           [ids],
         );
@@ -269,7 +269,7 @@ async function main() {
       });
       const { rows: attempted } = await db.query<{ id: string; at: number }>(
         `select a.delivery_id as id, extract(epoch from a.attempted_at) * 1000 as at
-           from webhooks.attempts a join webhooks.deliveries d on d.id = a.delivery_id
+           from webhooks_history.attempts a join webhooks_history.deliveries d on d.id = a.delivery_id
           where d.event_id = any($1) and a.number = 2`,
         [ids],
       );

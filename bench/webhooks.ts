@@ -330,7 +330,8 @@ async function main() {
           fanout: "webhooks-fanout",
           delivery: "webhooks-delivery",
         },
-        ledger: ledgerOf(db, "webhooks"),
+        // The delivery history of the webhooks service: its day partitions (webhooks_history).
+        ledger: ledgerOf(db, "webhooks_history"),
         secrets: pipelineSecrets,
         close: () => clients.forEach((c) => c.close()),
       };

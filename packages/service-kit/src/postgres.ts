@@ -16,6 +16,12 @@ export interface DatabaseOptions {
   url: string;
   /** The service's own schema; its tables and its migrations table live there. */
   schema: string;
+  /**
+   * Where unqualified names resolve (default: the schema alone). A service whose tables moved to a
+   * schema of their own puts it first (webhooks: `webhooks_history`, then `webhooks`); its
+   * migrations still run with the schema alone (migrateToLatest).
+   */
+  searchPath?: readonly string[];
   poolMax?: number;
   /**
    * Connections kept open however long they sit idle (default 0: every idle connection closes
@@ -37,7 +43,7 @@ export function createDatabase(options: DatabaseOptions): Knex {
       connectionString: options.url,
       application_name: options.applicationName ?? options.schema,
     },
-    searchPath: [options.schema],
+    searchPath: [...(options.searchPath ?? [options.schema])],
     pool: { min: Math.min(options.poolMin ?? 0, options.poolMax ?? 10), max: options.poolMax ?? 10 },
     acquireConnectionTimeout: 5_000,
     log: {
@@ -201,6 +207,19 @@ export async function inTransaction<T>(pool: StatementPool, work: (run: RunState
  * Safe to run from several replicas at once: knex takes a lock row in the schema.
  */
 export async function migrateToLatest(db: Knex, schema: string, migrations: Migration[]): Promise<string[]> {
+  // Migrations name their tables unqualified, meaning the service's schema: on a pool whose
+  // search_path puts another schema first they run on a connection of their own that has only it.
+  const config = (db.client as { config: Knex.Config }).config;
+  const searchPath = config.searchPath;
+  const ownPath = searchPath === undefined || (Array.isArray(searchPath) ? searchPath : [searchPath]).join() === schema;
+  if (!ownPath) {
+    const own = knexFactory({ ...config, searchPath: [schema], pool: { min: 0, max: 1 } });
+    try {
+      return await migrateToLatest(own, schema, migrations);
+    } finally {
+      await own.destroy();
+    }
+  }
   await db.raw("create schema if not exists ??", [schema]).catch((error: unknown) => {
     // Two processes racing on "create schema if not exists" may hit a unique violation.
     if ((error as { code?: string }).code !== "23505") throw error;
@@ -264,6 +283,7 @@ export function isTransientDatabaseError(error: unknown): boolean {
 export async function openServiceDatabase(options: {
   url: string;
   schema: string;
+  searchPath?: readonly string[];
   poolMax: number;
   migrateOnStart: boolean;
   migrations: Migration[];
@@ -272,6 +292,7 @@ export async function openServiceDatabase(options: {
   const db = createDatabase({
     url: options.url,
     schema: options.schema,
+    ...(options.searchPath ? { searchPath: options.searchPath } : {}),
     poolMax: options.poolMax,
     poolMin: 2,
     logger: options.logger,

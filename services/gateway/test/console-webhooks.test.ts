@@ -82,12 +82,12 @@ describe("console webhook pages", () => {
     const ago = options.ago ?? "1 minute";
     const type = options.type ?? "booking.created";
     await db.query(
-      `insert into webhooks.events (id, tenant_id, type, occurred_at, data, livemode, received_at)
+      `insert into webhooks_history.events (id, tenant_id, type, occurred_at, data, livemode, received_at)
        values ($1, $2, $3, now() - $4::interval, '{"booking_id":"bkg_1"}', true, now() - $4::interval)`,
       [eventId, tenant, type, ago],
     );
     await db.query(
-      `insert into webhooks.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status,
+      `insert into webhooks_history.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status,
          attempts, attempts_total, generation, created_at, updated_at)
        values ($1, $2, $3, $4, $5, true, $6, $7, $8, $8, 1, now() - $9::interval, now() - $9::interval)`,
       [id, tenant, endpointId, eventId, type, `{"id":"${eventId}"}`, status, status === "dead_lettered" ? 8 : 1, ago],
@@ -430,9 +430,9 @@ describe("console webhook pages", () => {
     for (const [hoursAgo, ok, failed] of seeded) {
       for (let i = 0; i < ok + failed; i++) {
         await db.query(
-          `insert into webhooks.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
-             status_code, error, response_body, response_body_truncated)
-           values ($1, $2, $3, now() - $4::interval, 20, $5, $6, $7, 'x', false)`,
+          `insert into webhooks_history.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
+             status_code, error, response_body, response_body_truncated, delivery_created_at)
+           values ($1, $2, $3, now() - $4::interval, 20, $5, $6, $7, 'x', false, (select created_at from webhooks_history.deliveries where id = $1))`,
           [
             id,
             endpoint.id,
@@ -695,9 +695,9 @@ describe("console webhook pages", () => {
     const endpoint = await createEndpoint();
     const { id } = await seedDelivery(endpoint.id, "succeeded");
     await db.query(
-      `insert into webhooks.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
-         status_code, error, response_body, response_body_truncated)
-       values ($1, $2, 1, now() - interval '1 minute', 20, true, 200, null, 'ok', false)`,
+      `insert into webhooks_history.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
+         status_code, error, response_body, response_body_truncated, delivery_created_at)
+       values ($1, $2, 1, now() - interval '1 minute', 20, true, 200, null, 'ok', false, (select created_at from webhooks_history.deliveries where id = $1))`,
       [id, endpoint.id],
     );
     const page = await admin.get(`/console/webhooks/${endpoint.id}/deliveries/${id}`);

@@ -329,7 +329,7 @@ describe("the poll reads: work, attention, activity", () => {
     await db.connect();
     try {
       const internal = await db.query(
-        "select count(*)::int as n from webhooks.events where type like 'notification.%' or type like 'webhook.%'",
+        "select count(*)::int as n from webhooks_history.events where type like 'notification.%' or type like 'webhook.%'",
       );
       expect(internal.rows[0]).toEqual({ n: 0 });
       await eventually("both outboxes emptied by their consumers", async () => {

@@ -130,11 +130,11 @@ describe("tenant interface edge", () => {
     webhookIds.deleted = await endpoint();
     webhookIds.delivery = "dlv_0123456789abcdef01234567";
     await db.query(
-      "insert into webhooks.events (id, tenant_id, type, occurred_at, data, livemode) values ('evt_walk', $1, 'booking.created', now(), '{}', true)",
+      "insert into webhooks_history.events (id, tenant_id, type, occurred_at, data, livemode) values ('evt_walk', $1, 'booking.created', now(), '{}', true)",
       [tenant],
     );
     await db.query(
-      `insert into webhooks.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status)
+      `insert into webhooks_history.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status)
        values ($1, $2, $3, 'evt_walk', 'booking.created', true, '{}', 'dead_lettered')`,
       [webhookIds.delivery, tenant, webhookIds.endpoint],
     );

@@ -60,12 +60,12 @@ describe("webhook management", () => {
     const eventId = `evt_${suffix}`;
     const id = `dlv_${suffix}`;
     await db.query(
-      `insert into webhooks.events (id, tenant_id, type, occurred_at, data, livemode, received_at)
+      `insert into webhooks_history.events (id, tenant_id, type, occurred_at, data, livemode, received_at)
        values ($1, $2, 'booking.created', now() - $3::interval, '{"booking_id":"bkg_1"}', true, now() - $3::interval)`,
       [eventId, tenant, createdAgo],
     );
     await db.query(
-      `insert into webhooks.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status,
+      `insert into webhooks_history.deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status,
          attempts, attempts_total, generation, created_at, updated_at)
        values ($1, $2, $3, $4, 'booking.created', true, $5, $6, $7, $7, 1, now() - $8::interval, now() - $8::interval)`,
       [id, tenant, endpointId, eventId, `{"id":"${eventId}"}`, status, status === "dead_lettered" ? 8 : 1, createdAgo],
@@ -458,11 +458,11 @@ describe("webhook management", () => {
       const path = `${base()}/${endpoint.id as string}`;
       const id = await seedDelivery(endpoint.id as string, "awaiting_retry");
       await db.query(
-        `insert into webhooks.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
-           status_code, error, response_body, response_body_truncated)
-         values ($1, $2, 1, now() - interval '2 hours', 31, false, 503, 'non_2xx_status', 'busy', false),
-                ($1, $2, 2, now() - interval '90 minutes', 10000, false, null, 'timeout', null, false),
-                ($1, $2, 3, now() - interval '1 minute', 12, true, 200, null, 'ok', false)`,
+        `insert into webhooks_history.attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded,
+           status_code, error, response_body, response_body_truncated, delivery_created_at)
+         values ($1, $2, 1, now() - interval '2 hours', 31, false, 503, 'non_2xx_status', 'busy', false, (select created_at from webhooks_history.deliveries where id = $1)),
+                ($1, $2, 2, now() - interval '90 minutes', 10000, false, null, 'timeout', null, false, (select created_at from webhooks_history.deliveries where id = $1)),
+                ($1, $2, 3, now() - interval '1 minute', 12, true, 200, null, 'ok', false, (select created_at from webhooks_history.deliveries where id = $1))`,
         [id, endpoint.id],
       );
       const detail = await call("GET", `${path}/deliveries/${id}`);
@@ -550,7 +550,7 @@ describe("webhook management", () => {
       expect(progress!.body).toMatchObject({ id, state: "completed", total: 3, done: 3, redriven: 3, skipped: 0 });
       expect(progress!.body.finishedAt).toEqual(expect.any(String));
       const { rows } = await db.query<{ id: string; generation: number }>(
-        "select id, generation from webhooks.deliveries where id = any($1) order by created_at",
+        "select id, generation from webhooks_history.deliveries where id = any($1) order by created_at",
         [expected],
       );
       expect(rows.every((row) => row.generation >= 2)).toBe(true);

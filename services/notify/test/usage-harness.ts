@@ -171,7 +171,13 @@ export async function startUsageHarness(name: string, start: Date): Promise<Usag
       },
       timeoutMs: 60_000,
     });
-    stack.webhooksDb = createDatabase({ url: stack.webhooksScratch.url, schema: "webhooks", poolMax: 2 });
+    // The webhooks service's own search_path: its delivery history lives in webhooks_history.
+    stack.webhooksDb = createDatabase({
+      url: stack.webhooksScratch.url,
+      schema: "webhooks",
+      searchPath: ["webhooks_history", "webhooks"],
+      poolMax: 2,
+    });
     const webhooksClient = new WebhookServiceClient(
       `127.0.0.1:${stack.webhooks.listening.grpcPort as number}`,
       credentials.createInsecure(),

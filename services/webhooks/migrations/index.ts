@@ -8,6 +8,7 @@ import * as publishEvent from "./20261124180000_publish_event_function.js";
 import * as endpointRateLimit from "./20261127160000_endpoint_rate_limit.js";
 import * as tenantLog from "./20261127170000_deliveries_tenant_log.js";
 import * as backlogIndex from "./20261127190000_deliveries_backlog_idx.js";
+import * as historyPartitions from "./20261127200000_history_partitions.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   endpointRateLimit,
   tenantLog,
   backlogIndex,
+  historyPartitions,
 ];

@@ -117,6 +117,13 @@ export type WebhooksConfig = z.infer<typeof schema>;
 
 export const WEBHOOKS_SCHEMA = "webhooks";
 
+/**
+ * Where the service's unqualified names resolve: the delivery history (events, deliveries,
+ * attempts), partitioned by day, in `webhooks_history` (migration 20261127200000), everything else in
+ * `webhooks`. The previous release, on `webhooks` alone, still finds its old tables there.
+ */
+export const WEBHOOKS_SEARCH_PATH = ["webhooks_history", WEBHOOKS_SCHEMA] as const;
+
 export function loadWebhooksConfig(environment: Environment): WebhooksConfig {
   return loadConfig(schema, environment);
 }

@@ -17,8 +17,10 @@ import { openServiceDatabase } from "@platform/service-kit/postgres";
 import { exitGracefullyOnSignal, failStartup } from "@platform/service-kit/shutdown";
 import { startTracing } from "@platform/service-kit/tracing";
 import { migrations } from "../migrations/index.js";
-import { loadWebhooksConfig, WEBHOOKS_SCHEMA } from "./config.js";
+import { loadWebhooksConfig, WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "./config.js";
 import { createBatchedAttemptStore } from "./db/batched-attempt-store.js";
+import { markHistorySwitched } from "./db/history-backfill.js";
+import { ensureDayPartitions } from "./db/retention.js";
 import { resealEndpointSecrets } from "./db/secret-reseal.js";
 import { startBacklogCollector } from "./delivery/backlog-collector.js";
 import { startDeliveryWorker } from "./delivery/delivery-worker.js";
@@ -46,11 +48,18 @@ async function main() {
   const db = await openServiceDatabase({
     url: config.DATABASE_URL,
     schema: WEBHOOKS_SCHEMA,
+    searchPath: WEBHOOKS_SEARCH_PATH,
     poolMax: config.DATABASE_POOL_MAX,
     migrateOnStart: config.MIGRATE_ON_START,
     migrations,
     logger,
   });
+  // From now on the previous release's replicas no longer claim deliveries (the history's fence).
+  await markHistorySwitched(db);
+  // The coming days' partitions now, not only at the janitor's first run an interval later.
+  await ensureDayPartitions(db).catch((error: unknown) =>
+    logger.warn({ err: error }, "making the coming days' partitions failed; the janitor tries again"),
+  );
 
   const names = streamNames(config.NATS_NAMESPACE);
   // Declared at start and after every reconnect: a server that lost its store gets the streams

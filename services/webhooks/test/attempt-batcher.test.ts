@@ -8,7 +8,7 @@ import { createScratchDatabase, type ScratchDatabase } from "@platform/local-sta
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { createAttemptBatcher } from "../src/db/attempt-batcher.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import type { AttemptToRecord, AttemptStore } from "../src/db/attempt-store.js";
@@ -82,7 +82,7 @@ describe("batched attempt records (real Postgres)", () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("whbatch");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 4 });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     db.on("query", (query: { sql: string }) => statements.push(query.sql));
     record = createAttemptBatcher(db, { events: { namespace: "wbatch.", kick: () => (kicks += 1) } });

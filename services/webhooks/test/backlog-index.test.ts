@@ -7,7 +7,7 @@ import { createScratchDatabase, type ScratchDatabase } from "@platform/local-sta
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { BACKLOG_QUERY, measureBacklog } from "../src/db/delivery-backlog.js";
 
 describe("the backlog gauges' statement", () => {
@@ -16,7 +16,7 @@ describe("the backlog gauges' statement", () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("backlog_idx");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 1 });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 1 });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
   });
   afterAll(async () => {
@@ -31,7 +31,20 @@ describe("the backlog gauges' statement", () => {
       const explained = await trx.raw<{ rows: { "QUERY PLAN": string }[] }>(`explain ${BACKLOG_QUERY}`);
       return explained.rows.map((row) => row["QUERY PLAN"]).join("\n");
     });
-    expect(plan).toMatch(/(Bitmap Index Scan on|Index (Only )?Scan using) deliveries_backlog_idx/);
+    // Each day partition (and the default one) is read through its copy of deliveries_backlog_idx.
+    const used = [...plan.matchAll(/(?:Bitmap Index Scan on|Index (?:Only )?Scan using) (\S+)/g)]
+      .map((m) => m[1]!)
+      .filter((index) => index !== "endpoints_pkey");
+    const parents = await db.raw<{ rows: { parent: string }[] }>(
+      `select p.relname as parent from pg_class c join pg_inherits i on i.inhrelid = c.oid
+         join pg_class p on p.oid = i.inhparent where c.relname = any(?) order by c.relname`,
+      [used],
+    );
+    const partitions = await db.raw<{ rows: unknown[] }>(
+      "select 1 from pg_inherits where inhparent = 'webhooks_history.deliveries'::regclass",
+    );
+    expect(used).toHaveLength(partitions.rows.length);
+    expect(parents.rows).toEqual(used.map(() => ({ parent: "deliveries_backlog_idx" })));
     expect(plan).not.toMatch(/Seq Scan on deliveries/);
     expect(await measureBacklog(db)).toEqual({
       healthy: { pending: 0, endpoints: 0, oldestAgeSeconds: null },

@@ -22,7 +22,7 @@ import { createMetricsRegistry } from "@platform/service-kit/metrics";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { createAttemptStore } from "../src/db/attempt-store.js";
 import { createBatchedAttemptStore } from "../src/db/batched-attempt-store.js";
 import { createTargetResolver } from "../src/delivery/target-resolver.js";
@@ -131,6 +131,8 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
         error: attempt.error === undefined ? (attempt.succeeded ? null : "non_2xx_status") : attempt.error,
         response_body: Buffer.from(attempt.succeeded ? "ok" : "busy"),
         response_body_truncated: false,
+        // The partition key: the delivery's day.
+        delivery_created_at: db("deliveries").where({ id: deliveryId }).select("created_at"),
       })),
     );
   }
@@ -153,7 +155,7 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("whinsight");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     const logger = createLogger("webhooks", "silent");
     const instrumentation = createGrpcInstrumentation(logger, createMetricsRegistry("webhooks"));

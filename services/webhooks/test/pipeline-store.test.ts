@@ -10,9 +10,8 @@ import { createLogger } from "@platform/service-kit/logger";
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { createAttemptStore, type AttemptToRecord } from "../src/db/attempt-store.js";
-import { removeExpired } from "../src/db/retention.js";
 import { startJanitor } from "../src/delivery/janitor.js";
 import { startSweeper, sweepOverdueDeliveries } from "../src/delivery/sweeper.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
@@ -82,7 +81,7 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("whstore");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 4 });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     jsm = await nc.jetstreamManager();
@@ -439,101 +438,6 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
     expect(generations).toEqual([1, 1, 1]);
     // The lost job, should it turn up after all, is stale now.
     expect((await createAttemptStore(db).claim({ deliveryId: lost.id, generation: 1 }, 60_000)).kind).toBe("stale");
-  });
-
-  it("the janitor removes deliveries and events past the retention, in batches", async () => {
-    const day = 86_400_000;
-    const old = new Date(Date.now() - 31 * day);
-    const endpointId = await endpoint("j");
-    const oldDeliveries = [];
-    for (let i = 0; i < 5; i++) {
-      oldDeliveries.push(await delivery(endpointId, { created_at: old, status: "succeeded" }));
-    }
-    await db("attempts").insert(
-      oldDeliveries.map((d) => ({
-        delivery_id: d.id,
-        endpoint_id: endpointId,
-        number: 1,
-        attempted_at: old,
-        duration_ms: 1,
-        succeeded: true,
-      })),
-    );
-    await db("events")
-      .whereIn(
-        "id",
-        oldDeliveries.map((d) => d.eventId),
-      )
-      .update({ received_at: old });
-    // An old event whose delivery is recent (a redrive keeps the row young) stays with it.
-    const kept = await delivery(endpointId);
-    await db("events").where({ id: kept.eventId }).update({ received_at: old });
-    const lonelyOld = newEventId();
-    await db("events").insert({
-      id: lonelyOld,
-      tenant_id: "j",
-      type: "booking.created",
-      occurred_at: old,
-      data: "{}",
-      livemode: true,
-      received_at: old,
-    });
-
-    // Recoveries that finished before the retention go (their items with them); others stay.
-    const recovery = (id: string, state: string, finishedAt: Date | null) => ({
-      id,
-      tenant_id: "j",
-      endpoint_id: endpointId,
-      since: old,
-      state,
-      total: 1,
-      created_at: old,
-      finished_at: finishedAt,
-      updated_at: old,
-    });
-    await db("recoveries").insert([
-      recovery("rcv_000000000000000000000001", "completed", old),
-      recovery("rcv_000000000000000000000002", "failed", old),
-      recovery("rcv_000000000000000000000003", "completed", new Date(Date.now() - day)),
-      recovery("rcv_000000000000000000000004", "running", null),
-    ]);
-    await db("recovery_items").insert({
-      recovery_id: "rcv_000000000000000000000001",
-      delivery_id: kept.id,
-      seq: 1,
-      done_at: old,
-    });
-
-    const removed = await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 });
-    expect(removed).toEqual({ deliveries: 5, events: 6, recoveries: 2 });
-    expect(await db("recoveries").where({ endpoint_id: endpointId }).orderBy("id").pluck("id")).toEqual([
-      "rcv_000000000000000000000003",
-      "rcv_000000000000000000000004",
-    ]);
-    expect(await db("recovery_items").where({ delivery_id: kept.id })).toEqual([]);
-    expect(
-      await db("deliveries")
-        .whereIn(
-          "id",
-          oldDeliveries.map((d) => d.id),
-        )
-        .count<{ count: string }[]>(),
-    ).toEqual([{ count: "0" }]);
-    expect(
-      await db("attempts")
-        .whereIn(
-          "delivery_id",
-          oldDeliveries.map((d) => d.id),
-        )
-        .count<{ count: string }[]>(),
-    ).toEqual([{ count: "0" }]);
-    expect(await db("deliveries").where({ id: kept.id }).first("id")).toEqual({ id: kept.id });
-    expect(await db("events").where({ id: kept.eventId }).first("id")).toEqual({ id: kept.eventId });
-    expect(await removeExpired(db, { retentionMs: 30 * day, batchSize: 2 })).toEqual({
-      deliveries: 0,
-      events: 0,
-      recoveries: 0,
-    });
   });
 
   it("the janitor and the sweeper run on their intervals", async () => {

@@ -3,7 +3,7 @@ import { createScratchDatabase, type ScratchDatabase } from "@platform/local-sta
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { resealEndpointSecrets, sealedSecretsByKeyId } from "../src/db/secret-reseal.js";
 import { newEndpointId } from "../src/domain/ids.js";
 import { generateSigningSecret, openSecret, parseSecretsKey, sealSecret } from "../src/domain/secret-box.js";
@@ -18,7 +18,7 @@ describe("rotating SECRETS_KEY: resealing stored signing secrets under the new k
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("wh_reseal");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 4 });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
   });
   afterAll(async () => {

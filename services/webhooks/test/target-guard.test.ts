@@ -29,7 +29,7 @@ import { createDatabase, migrateToLatest, type Knex } from "@platform/service-ki
 import { connect, type JetStreamManager, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { createAttemptStore } from "../src/db/attempt-store.js";
 import { startDeliveryWorker, type DeliveryWorker } from "../src/delivery/delivery-worker.js";
 import { createHttpsSender, type HttpsSender } from "../src/delivery/https-sender.js";
@@ -143,7 +143,7 @@ describe("the SSRF guard at every attempt (DNS rebinding between creation and at
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("whguard");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 6 });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 6 });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     jsm = await nc.jetstreamManager();

@@ -17,7 +17,7 @@ import { createMetricsRegistry } from "@platform/service-kit/metrics";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../migrations/index.js";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { createTargetResolver, type TargetRefusal } from "../src/delivery/target-resolver.js";
 import { parseAllowedPorts } from "../src/domain/target-address.js";
 import { newDeliveryId, newEventId } from "../src/domain/ids.js";
@@ -150,6 +150,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
       error: attempt.succeeded ? null : "non_2xx_status",
       response_body: Buffer.from(attempt.succeeded ? "ok" : "nope \u00e9"),
       response_body_truncated: false,
+      // The partition key: the delivery's day.
+      delivery_created_at: db("deliveries").where({ id: deliveryId }).select("created_at"),
     });
   }
 
@@ -165,7 +167,7 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
 
   beforeAll(async () => {
     scratch = await createScratchDatabase("whsvc");
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH });
     await migrateToLatest(db, WEBHOOKS_SCHEMA, migrations);
     keyRing = parseSecretsKey(randomBytes(32).toString("base64"));
     const sink = new Writable({

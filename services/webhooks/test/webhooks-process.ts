@@ -12,7 +12,7 @@ import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/
 import { EventServiceClient, type PublishEventRequest, type PublishEventResponse } from "@platform/proto/webhooks/v1";
 import { createDatabase, type Knex } from "@platform/service-kit/postgres";
 import { connect, type NatsConnection } from "nats";
-import { WEBHOOKS_SCHEMA } from "../src/config.js";
+import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "../src/config.js";
 import { currentApiVersion } from "../src/domain/endpoint.js";
 import { newEndpointId } from "../src/domain/ids.js";
 import { generateSigningSecret, parseSecretsKey, sealSecret, type SecretKeyRing } from "../src/domain/secret-box.js";
@@ -118,7 +118,7 @@ export async function startWebhooks(options: {
   };
   try {
     await launch();
-    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, poolMax: 4 });
+    db = createDatabase({ url: scratch.url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 4 });
   } catch (error) {
     await stop();
     throw error;

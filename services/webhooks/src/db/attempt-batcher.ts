@@ -141,14 +141,15 @@ const recordAttemptsSql = preparedStatement(
   "webhooks_attempts_record",
   `with v as (
      select * from unnest(?::text[], ?::text[], ?::int[], ?::timestamptz[], ?::int[], ?::boolean[], ?::int[],
-                          ?::text[], ?::bytea[], ?::boolean[], ?::text[], ?::int[], ?::timestamptz[])
+                          ?::text[], ?::bytea[], ?::boolean[], ?::timestamptz[], ?::text[], ?::int[],
+                          ?::timestamptz[])
        as v(delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code, error,
-            response_body, response_body_truncated, status, attempts, next_attempt_at)
+            response_body, response_body_truncated, delivery_created_at, status, attempts, next_attempt_at)
    ), inserted as (
      insert into attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code,
-                           error, response_body, response_body_truncated)
+                           error, response_body, response_body_truncated, delivery_created_at)
      select delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code, error,
-            response_body, response_body_truncated from v
+            response_body, response_body_truncated, delivery_created_at from v
    )
    update deliveries d
       set status = v.status, attempts = v.attempts, attempts_total = v.number,
@@ -180,9 +181,9 @@ const recordSuccessesSql = preparedStatement(
   returning d.id, d.endpoint_id, d.attempts_total, d.status, d.created_at
    ), inserted as (
      insert into attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code,
-                           error, response_body, response_body_truncated)
+                           error, response_body, response_body_truncated, delivery_created_at)
      select u.id, u.endpoint_id, u.attempts_total, v.attempted_at, v.duration_ms, true, v.status_code, null,
-            v.response_body, v.response_body_truncated
+            v.response_body, v.response_body_truncated, u.created_at
        from updated u join v on v.delivery_id = u.id
    )
    select id, attempts_total as number, status, created_at from updated`,
@@ -264,7 +265,7 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
       if (!row) return new Error(`delivery ${item.deliveryId} disappeared during its attempt`);
       const { attempt } = item;
       const number = row.attempts_total + 1;
-      attempts.push(attemptRowOf(row.id, row.endpoint_id, number, attempt));
+      attempts.push(attemptRowOf(row.id, row.endpoint_id, number, attempt, row.created_at));
       const state: DeliveryState = {
         status: row.status,
         attempts: row.attempts,
@@ -321,6 +322,7 @@ async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): 
         attempts.map((a) => a.error),
         attempts.map((a) => a.response_body),
         attempts.map((a) => a.response_body_truncated),
+        attempts.map((a) => a.delivery_created_at),
         updates.map((u) => u.status),
         updates.map((u) => u.attempts),
         updates.map((u) => u.nextAttemptAt),

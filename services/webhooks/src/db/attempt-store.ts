@@ -169,7 +169,13 @@ export function claimedDeliveryOf(row: ClaimRow): ClaimedDelivery {
 }
 
 /** The `attempts` row of one attempt (attempt `number` of the delivery, counting across runs). */
-export function attemptRowOf(deliveryId: string, endpointId: string, number: number, attempt: AttemptToRecord) {
+export function attemptRowOf(
+  deliveryId: string,
+  endpointId: string,
+  number: number,
+  attempt: AttemptToRecord,
+  deliveryCreatedAt: Date,
+) {
   return {
     delivery_id: deliveryId,
     endpoint_id: endpointId,
@@ -181,6 +187,8 @@ export function attemptRowOf(deliveryId: string, endpointId: string, number: num
     error: attempt.error,
     response_body: attempt.responseBody.length > 0 ? attempt.responseBody : null,
     response_body_truncated: attempt.responseBodyTruncated,
+    // The attempts' partition key: the delivery's day.
+    delivery_created_at: deliveryCreatedAt,
   };
 }
 
@@ -301,13 +309,16 @@ export function createAttemptStore(db: Knex, events?: EndpointEvents): AttemptSt
         const row = await trx("deliveries")
           .where({ id: deliveryId })
           .forUpdate()
-          .first<(LockedRow & { endpoint_id: string; tenant_id: string; traceparent: string | null }) | undefined>("*");
+          .first<
+            | (LockedRow & { endpoint_id: string; tenant_id: string; traceparent: string | null; created_at: Date })
+            | undefined
+          >("*");
         if (!row) throw new Error(`delivery ${deliveryId} disappeared during its attempt`);
         const endpoint = await trx("endpoints")
           .where({ id: row.endpoint_id })
           .first<{ paused: boolean } | undefined>("paused");
         const number = row.attempts_total + 1;
-        await trx("attempts").insert(attemptRowOf(deliveryId, row.endpoint_id, number, attempt));
+        await trx("attempts").insert(attemptRowOf(deliveryId, row.endpoint_id, number, attempt, row.created_at));
         const transition: Transition | undefined = recordClaimedAttempt(
           stateOf(row),
           { ok: attempt.succeeded },

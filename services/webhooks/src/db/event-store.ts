@@ -47,7 +47,12 @@ interface DeliveryRow {
 function deliveryRowsOf(
   event: PlatformEvent,
   endpoints: readonly EndpointRow[],
-  { now, livemode, traceparent }: { now: Date; livemode: boolean; traceparent?: string | undefined },
+  {
+    now,
+    createdAt,
+    livemode,
+    traceparent,
+  }: { now: Date; createdAt: Date; livemode: boolean; traceparent?: string | undefined },
 ): DeliveryRow[] {
   const bodies = new Map<string, string>();
   return endpoints
@@ -70,7 +75,7 @@ function deliveryRowsOf(
         status: state.status,
         next_attempt_at: state.nextAttemptAt,
         traceparent: traceparent ?? null,
-        created_at: now,
+        created_at: createdAt,
       };
     });
 }
@@ -88,20 +93,39 @@ export interface RecordedBatchEvent extends RecordedEvent {
 }
 
 /**
+ * An event id is unique across the day partitions of `events` by its writers, not by a key (a
+ * partitioned table's keys hold the day): each takes a transaction lock on the ids of its batch
+ * (in id order, so two batches never wait on each other in a cycle), then, in the next statement
+ * (which sees whatever a writer that held a lock before it committed), inserts the ones not there.
+ * The previous release's writes, forwarded from its tables by the migration's trigger, take the
+ * same locks.
+ */
+const lockEventIdsSql = preparedStatement(
+  "webhooks_lock_event_ids",
+  `select count(pg_advisory_xact_lock(hashtextextended('webhooks.event:' || id, 0)))
+     from (select distinct unnest(?::text[]) as id order by 1) ids`,
+);
+
+/**
  * The events and their outbox rows: a new event's row with the tenant's live endpoints (one row
- * per endpoint; null when it has none), the outbox rows of every event of the batch removed.
+ * per endpoint; null when it has none), the outbox rows of every event of the batch removed. An
+ * event is new when neither the day partitions nor (until the contract step drops it) the previous
+ * release's table have it.
  */
 const recordEventsSql = preparedStatement(
   "webhooks_record_events",
   `with inserted as (
      insert into events (id, tenant_id, type, occurred_at, data, livemode)
      select * from unnest(?::text[], ?::text[], ?::text[], ?::timestamptz[], ?::jsonb[], ?::boolean[])
-     on conflict (id) do nothing
-     returning id, tenant_id
+                     as v(id, tenant_id, type, occurred_at, data, livemode)
+      where not exists (select 1 from events e where e.id = v.id)
+        and not exists (select 1 from webhooks.events o where o.id = v.id)
+     on conflict do nothing
+     returning id, tenant_id, received_at
    ), consumed as (
      delete from outbox where event_id = any(?::text[])
    )
-   select i.id as event_id, e.id, e.event_types, e.api_version, e.paused
+   select i.id as event_id, i.received_at, e.id, e.event_types, e.api_version, e.paused
      from inserted i left join endpoints e on e.tenant_id = i.tenant_id and e.deleted_at is null`,
 );
 
@@ -115,7 +139,7 @@ const insertDeliveriesSql = preparedStatement(
                  ?::timestamptz[], ?::text[], ?::timestamptz[])
             as v(id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status, next_attempt_at,
                  traceparent, created_at)
-   on conflict (event_id, endpoint_id) do nothing
+   on conflict (event_id, endpoint_id, created_at) do nothing
    returning id, generation, endpoint_id, event_id, status`,
 );
 
@@ -135,7 +159,8 @@ export function recordEvents(
 ): Promise<RecordedBatchEvent[]> {
   return inTransaction(db, async (run) => {
     const events = batch.map((item) => item.event);
-    const found = await run<EndpointRow & { event_id: string; id: string | null }>(recordEventsSql, [
+    await run(lockEventIdsSql, [events.map((event) => event.id)]);
+    const found = await run<EndpointRow & { event_id: string; received_at: Date; id: string | null }>(recordEventsSql, [
       events.map((event) => event.id),
       events.map((event) => event.tenant),
       events.map((event) => event.type),
@@ -145,15 +170,19 @@ export function recordEvents(
       events.map((event) => event.id),
     ]);
     const endpointsOf = new Map<string, EndpointRow[]>();
+    const receivedAtOf = new Map<string, Date>();
     for (const row of found) {
       const endpoints = endpointsOf.get(row.event_id) ?? [];
       if (row.id !== null) endpoints.push(row);
       endpointsOf.set(row.event_id, endpoints);
+      receivedAtOf.set(row.event_id, row.received_at);
     }
     const now = new Date();
     const rows = batch.flatMap(({ event, traceparent }) => {
       const endpoints = endpointsOf.get(event.id);
-      return endpoints ? deliveryRowsOf(event, endpoints, { now, livemode, traceparent }) : [];
+      // A delivery is created at its event's received_at: they share a day partition.
+      const createdAt = receivedAtOf.get(event.id)!;
+      return endpoints ? deliveryRowsOf(event, endpoints, { now, createdAt, livemode, traceparent }) : [];
     });
     const created =
       rows.length === 0

@@ -183,6 +183,11 @@ export interface HourlyAttempts {
 export const HOURLY_BUCKETS = 24;
 const HOUR_MS = 3_600_000;
 
+/** The start of the UTC day holding `at`: the day partition of the history's rows. */
+function utcDayOf(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / 86_400_000) * 86_400_000);
+}
+
 export function createLedgerStore(db: Knex): LedgerStore {
   const found = (row: DeliveryRow | undefined) => {
     if (!row) throw new DeliveryNotFoundError();
@@ -244,7 +249,11 @@ export function createLedgerStore(db: Knex): LedgerStore {
           "response_body",
           "response_body_truncated",
         )
+        // The delivery's UTC day: one partition read (a day range, as created_at may carry
+        // microseconds a Date does not).
         .where({ delivery_id: deliveryId })
+        .andWhere("delivery_created_at", ">=", utcDayOf(delivery.createdAt))
+        .andWhere("delivery_created_at", "<", new Date(utcDayOf(delivery.createdAt).getTime() + 86_400_000))
         .orderBy("number", "asc");
       return {
         delivery,
