@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import knexFactory, { type Knex } from "knex";
 import type pg from "pg";
 import type { Logger } from "pino";
@@ -155,6 +156,23 @@ export async function queryRows<Row extends object>(
   } finally {
     await lent.release(false);
   }
+}
+
+/**
+ * A statement knex built (its query builder or a raw), run by `queryRows` as a named prepared
+ * statement whose name is a digest of its text: Postgres plans each distinct text once per
+ * connection (a generic plan after its first few runs) instead of on every call. For reads over
+ * partitioned tables, where planning every partition costs more than running the statement on the
+ * few it touches. A filter knex leaves out (an optional one) is a different text, so a different
+ * statement; the set of texts a store builds is small and fixed.
+ */
+export function queryPrepared<Row extends object>(
+  pool: StatementPool,
+  query: { toSQL(): { toNative(): { sql: string; bindings: readonly unknown[] } } },
+): Promise<Row[]> {
+  const { sql, bindings } = query.toSQL().toNative();
+  const name = `k_${createHash("sha256").update(sql).digest("base64url").slice(0, 24)}`;
+  return queryRows<Row>(pool, { name, text: sql }, [...bindings]);
 }
 
 /**

@@ -1,7 +1,14 @@
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDatabase, inTransaction, isTransientDatabaseError, queryRows, type Knex } from "../src/postgres.js";
+import {
+  createDatabase,
+  inTransaction,
+  isTransientDatabaseError,
+  queryPrepared,
+  queryRows,
+  type Knex,
+} from "../src/postgres.js";
 
 const SCHEMA = "query_rows_test";
 
@@ -35,6 +42,34 @@ describe("queryRows (real Postgres)", () => {
       { id: "1", name: "a" },
       { id: "3", name: "c" },
     ]);
+  });
+
+  it("queryPrepared: a knex-built statement runs as a named prepared statement, one per distinct text", async () => {
+    const byName = (name?: string) => {
+      const query = db("things").select("id", "name").orderBy("id").limit(10);
+      return name === undefined ? query : query.where("name", name);
+    };
+    expect(await queryPrepared<{ id: string; name: string }>(db, byName("b"))).toEqual([{ id: "2", name: "b" }]);
+    expect(await queryPrepared<{ id: string; name: string }>(db, byName("c"))).toEqual([{ id: "3", name: "c" }]);
+    expect(await queryPrepared(db, byName())).toHaveLength(3);
+    // On a pool of one connection: the two texts (with and without the filter) are two prepared
+    // statements of that connection, the second value of the same text reused the first's.
+    const single = createDatabase({ url: scratch.url, schema: SCHEMA, poolMax: 1 });
+    try {
+      await queryPrepared(single, byName("a"));
+      await queryPrepared(single, byName("b"));
+      await queryPrepared(single, byName());
+      const prepared = await queryRows<{ name: string; statement: string }>(
+        single,
+        "select name, statement from pg_prepared_statements where name like 'k\\_%' order by statement",
+        [],
+      );
+      expect(prepared).toHaveLength(2);
+      expect(prepared.map((p) => p.name)).toEqual(prepared.map((p) => expect.stringMatching(/^k_[A-Za-z0-9_-]{24}$/)));
+      expect(prepared[1]!.statement).toContain('where "name" = $1');
+    } finally {
+      await single.destroy();
+    }
   });
 
   it("gives every connection back to the pool, after successes and failures alike", async () => {

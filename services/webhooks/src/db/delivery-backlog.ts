@@ -2,7 +2,7 @@
  * The delivery backlog per endpoint class, as the backlog gauges show it
  * (delivery/backlog-collector.ts describes the classes and the waits).
  */
-import type { Knex } from "@platform/service-kit/postgres";
+import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 
 export const endpointClasses = ["healthy", "failing", "paused"] as const;
 export type EndpointClass = (typeof endpointClasses)[number];
@@ -36,14 +36,20 @@ export const BACKLOG_QUERY = `with per_endpoint as (
   group by 1`;
 
 /** One query over the unfinished deliveries, grouped by endpoint class. */
+const backlogSql = preparedStatement("webhooks_backlog", BACKLOG_QUERY);
+
 export async function measureBacklog(db: Knex): Promise<Record<EndpointClass, BacklogByClass>> {
-  const result = await db.raw<{
-    rows: { endpoint_class: EndpointClass; pending: string; endpoints: string; oldest_age: string | null }[];
-  }>(BACKLOG_QUERY);
+  // Prepared: planned once per connection, not over every day partition of the history each time.
+  const rows = await queryRows<{
+    endpoint_class: EndpointClass;
+    pending: string;
+    endpoints: string;
+    oldest_age: string | null;
+  }>(db, backlogSql, []);
   const out = Object.fromEntries(
     endpointClasses.map((c) => [c, { pending: 0, endpoints: 0, oldestAgeSeconds: null }]),
   ) as unknown as Record<EndpointClass, BacklogByClass>;
-  for (const row of result.rows) {
+  for (const row of rows) {
     out[row.endpoint_class] = {
       pending: Number(row.pending),
       endpoints: Number(row.endpoints),

@@ -3,7 +3,7 @@
  * sweeper's overdue deliveries whose job was lost (a new generation each), and the endpoint of a
  * job enqueued without one (jobs travel on a per-endpoint subject).
  */
-import type { Knex } from "@platform/service-kit/postgres";
+import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../domain/delivery-job.js";
 
 /** The jobs of the events' deliveries that are still pending and never attempted, by event id. */
@@ -26,6 +26,21 @@ export async function firstJobsOfEvents(db: Knex, eventIds: readonly string[]): 
   return jobs;
 }
 
+// Prepared: planned once per connection, not over every day partition of the history each sweep.
+const bumpOverdueSql = preparedStatement(
+  "webhooks_bump_overdue",
+  `update deliveries d set generation = d.generation + 1, updated_at = now()
+     from (select id, created_at from deliveries
+            where status in ('pending', 'awaiting_retry')
+              and next_attempt_at < now() - make_interval(secs => ?::double precision / 1000)
+              and (leased_until is null or leased_until < now())
+            order by next_attempt_at
+            limit ?
+            for update skip locked) overdue
+    where d.id = overdue.id and d.created_at = overdue.created_at
+returning d.id, d.generation, d.endpoint_id`,
+);
+
 /**
  * Up to `limit` deliveries that are due (pending or awaiting_retry), overdue by more than
  * `overdueMs` and not leased: each gets a new generation; returns the jobs of the new ones.
@@ -34,20 +49,11 @@ export async function bumpOverdueDeliveries(
   db: Knex,
   options: { overdueMs: number; limit: number },
 ): Promise<DeliveryJob[]> {
-  const rows = await db.raw<{ rows: { id: string; generation: number; endpoint_id: string }[] }>(
-    `update deliveries d set generation = d.generation + 1, updated_at = now()
-       from (select id from deliveries
-              where status in ('pending', 'awaiting_retry')
-                and next_attempt_at < now() - make_interval(secs => ?::double precision / 1000)
-                and (leased_until is null or leased_until < now())
-              order by next_attempt_at
-              limit ?
-              for update skip locked) overdue
-      where d.id = overdue.id
-  returning d.id, d.generation, d.endpoint_id`,
-    [options.overdueMs, options.limit],
-  );
-  return rows.rows.map((row) => ({
+  const rows = await queryRows<{ id: string; generation: number; endpoint_id: string }>(db, bumpOverdueSql, [
+    options.overdueMs,
+    options.limit,
+  ]);
+  return rows.map((row) => ({
     deliveryId: row.id,
     generation: row.generation,
     endpointId: row.endpoint_id,

@@ -4,7 +4,7 @@
  * delivery), each bumping the delivery's generation so the job enqueued after the commit is the
  * only current one (domain/delivery-job.ts). Every query names the tenant and the endpoint.
  */
-import type { Knex } from "@platform/service-kit/postgres";
+import { queryPrepared, type Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../domain/delivery-job.js";
 import { DELIVERY_ID } from "../domain/ids.js";
 import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
@@ -183,6 +183,18 @@ export interface HourlyAttempts {
 export const HOURLY_BUCKETS = 24;
 const HOUR_MS = 3_600_000;
 
+/** An attempt as the delivery's detail shows it. */
+interface AttemptRow {
+  number: number;
+  attempted_at: Date;
+  duration_ms: number;
+  succeeded: boolean;
+  status_code: number | null;
+  error: string | null;
+  response_body: Buffer | null;
+  response_body_truncated: boolean;
+}
+
 /** The start of the UTC day holding `at`: the day partition of the history's rows. */
 function utcDayOf(at: Date): Date {
   return new Date(Math.floor(at.getTime() / 86_400_000) * 86_400_000);
@@ -217,44 +229,40 @@ export function createLedgerStore(db: Knex): LedgerStore {
       if (eventId !== undefined) void query.andWhere("deliveries.event_id", eventId);
       if (createdAfter !== undefined) void query.andWhere("deliveries.created_at", ">=", createdAfter);
       if (createdBefore !== undefined) void query.andWhere("deliveries.created_at", "<", createdBefore);
-      const rows = await query;
+      // Prepared: planned once per connection, not over every day partition on every page.
+      const rows = await queryPrepared<DeliveryRow>(db, query);
       const page = rows.slice(0, limit);
       return { deliveries: page.map(fromRow), nextAfterSeq: rows.length > limit ? page.at(-1)!.seq : undefined };
     },
     async inspect(tenantId, endpointId, deliveryId) {
       if (!DELIVERY_ID.test(deliveryId)) throw new DeliveryNotFoundError();
-      const row = await one(db, tenantId, endpointId, deliveryId).first<
-        (DeliveryRow & { payload: string }) | undefined
-      >([...deliveryColumns, "payload"]);
+      const [row] = await queryPrepared<DeliveryRow & { payload: string }>(
+        db,
+        one(db, tenantId, endpointId, deliveryId)
+          .select([...deliveryColumns, "payload"])
+          .limit(1),
+      );
       const delivery = found(row);
-      const attempts = await db("attempts")
-        .select<
-          {
-            number: number;
-            attempted_at: Date;
-            duration_ms: number;
-            succeeded: boolean;
-            status_code: number | null;
-            error: string | null;
-            response_body: Buffer | null;
-            response_body_truncated: boolean;
-          }[]
-        >(
-          "number",
-          "attempted_at",
-          "duration_ms",
-          "succeeded",
-          "status_code",
-          "error",
-          "response_body",
-          "response_body_truncated",
-        )
-        // The delivery's UTC day: one partition read (a day range, as created_at may carry
-        // microseconds a Date does not).
-        .where({ delivery_id: deliveryId })
-        .andWhere("delivery_created_at", ">=", utcDayOf(delivery.createdAt))
-        .andWhere("delivery_created_at", "<", new Date(utcDayOf(delivery.createdAt).getTime() + 86_400_000))
-        .orderBy("number", "asc");
+      const attempts = await queryPrepared<AttemptRow>(
+        db,
+        db("attempts")
+          .select(
+            "number",
+            "attempted_at",
+            "duration_ms",
+            "succeeded",
+            "status_code",
+            "error",
+            "response_body",
+            "response_body_truncated",
+          )
+          // The delivery's UTC day: one partition read (a day range, as created_at may carry
+          // microseconds a Date does not).
+          .where({ delivery_id: deliveryId })
+          .andWhere("delivery_created_at", ">=", utcDayOf(delivery.createdAt))
+          .andWhere("delivery_created_at", "<", new Date(utcDayOf(delivery.createdAt).getTime() + 86_400_000))
+          .orderBy("number", "asc"),
+      );
       return {
         delivery,
         payload: row!.payload,
