@@ -435,9 +435,14 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         outbound.andWhere("m.seq", "<", beforeSeq);
         inbound.andWhere("seq", "<", beforeSeq);
       }
+      // Each side limited to the page in seq order before they are merged, so each reads the
+      // first rows of its (tenant, recipient, seq) index, not the recipient's whole history
+      // (bench:growth at 10 million: 415 ms at p99 against 7 on the empty database).
+      const outboundPage = db.select("*").from(outbound.orderBy("m.seq", "desc").limit(limit).as("outbound"));
+      inbound.orderBy("seq", "desc").limit(limit);
       const rows = await db
         .select<TranscriptRow[]>("*")
-        .from(outbound.unionAll(inbound, true).as("transcript"))
+        .from(outboundPage.unionAll(inbound, true).as("transcript"))
         .orderBy("seq", "desc")
         .limit(limit);
       return rows.map((row) => ({
