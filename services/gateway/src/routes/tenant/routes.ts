@@ -43,11 +43,16 @@ export const tenantRecordRoutes: TenantRoute[] = [
     problems: [],
     async handle(ctx, deps) {
       const tenantId = tenantIdOf(ctx);
-      const [{ tenant }, channel] = await Promise.all([
+      // Both read at once; the tenant's own answer decides a failure. A tenant that does not exist
+      // fails both reads, and whichever answered first used to decide: the channel's unmapped
+      // NOT_FOUND made a 500 (CI's tenant-edge test, about one run in three under load).
+      const [tenantRead, channelRead] = await Promise.allSettled([
         callService(deps.notify.getTenant({ tenantId }, callOptionsOf(ctx))),
-        connectedChannel(deps, tenantId, callOptionsOf(ctx)),
+        callService(connectedChannel(deps, tenantId, callOptionsOf(ctx))),
       ]);
-      ctx.body = tenantToJson(tenant, channelSummaryToJson(channel));
+      if (tenantRead.status === "rejected") throw tenantRead.reason;
+      if (channelRead.status === "rejected") throw channelRead.reason;
+      ctx.body = tenantToJson(tenantRead.value.tenant, channelSummaryToJson(channelRead.value));
     },
   },
 ];
