@@ -9,6 +9,7 @@ import * as endpointRateLimit from "./20261127160000_endpoint_rate_limit.js";
 import * as tenantLog from "./20261127170000_deliveries_tenant_log.js";
 import * as backlogIndex from "./20261127190000_deliveries_backlog_idx.js";
 import * as historyPartitions from "./20261127200000_history_partitions.js";
+import * as typeLogIndex from "./20261128100000_deliveries_type_log_idx.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   tenantLog,
   backlogIndex,
   historyPartitions,
+  typeLogIndex,
 ];

@@ -88,8 +88,9 @@ describe("the delivery history's day partitions (real Postgres)", () => {
 
   it("moves a database at the schema before it: every row kept, the reads unchanged, the old writes forwarded", async () => {
     // The schema as the release before this migration left it, and five days of its history.
-    await migrateToLatest(old, WEBHOOKS_SCHEMA, migrations.slice(0, -1));
-    expect(migrations.at(-1)!.name).toBe("20261127200000_history_partitions");
+    const move = migrations.findIndex((m) => m.name === "20261127200000_history_partitions");
+    expect(move).toBeGreaterThan(0);
+    await migrateToLatest(old, WEBHOOKS_SCHEMA, migrations.slice(0, move));
     const endpointId = newEndpointId();
     await old("endpoints").insert({
       id: endpointId,

@@ -4,6 +4,8 @@
  * put both `tenant_id` and `endpoint_id` on the rows was planned as if the two were independent
  * (a few rows expected, hundreds per partition found) and read every delivery of the endpoint or
  * tenant through a BitmapAnd, then sorted them: 550 ms at p99 against 33 on the empty database.
+ * The message log by a rare event type read the tenant's log in seq order and filtered the type on
+ * every row (4.9 s p99 at 10 million); its own index (migration 20261128100000) reads only its rows.
  */
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
@@ -15,12 +17,15 @@ import { createLedgerStore } from "../src/db/ledger-store.js";
 const TENANTS = 40;
 const ENDPOINTS_PER_TENANT = 5;
 const DELIVERIES = 80_000;
+/** One delivery in RARE is of a rare type, spread over every tenant. */
+const RARE = 997;
 
 interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
   "Actual Rows": number;
   "Actual Loops": number;
+  "Rows Removed by Filter"?: number;
   Plans?: PlanNode[];
 }
 
@@ -46,10 +51,10 @@ describe("the ledger's page plan", () => {
     await db.raw(
       `insert into deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status)
        select 'dlv_' || lpad(n::text, 24, '0'), 'ten_' || lpad(((n % ?) / ?)::text, 24, '0'),
-              'ep_' || lpad((n % ?)::text, 24, '0'), 'evt_' || lpad(n::text, 24, '0'), 'pet.created', true, '{}',
-              'succeeded'
+              'ep_' || lpad((n % ?)::text, 24, '0'), 'evt_' || lpad(n::text, 24, '0'),
+              case when n % ? = 0 then 'pet.deleted' else 'pet.created' end, true, '{}', 'succeeded'
          from generate_series(1, ?) n`,
-      [TENANTS * ENDPOINTS_PER_TENANT, ENDPOINTS_PER_TENANT, TENANTS * ENDPOINTS_PER_TENANT, DELIVERIES],
+      [TENANTS * ENDPOINTS_PER_TENANT, ENDPOINTS_PER_TENANT, TENANTS * ENDPOINTS_PER_TENANT, RARE, DELIVERIES],
     );
     await db.raw("analyze");
     db.on("query", (query: { sql: string; bindings: unknown[] }) => statements.push(query));
@@ -62,10 +67,11 @@ describe("the ledger's page plan", () => {
   /** The page's statement as the store ran it, and its plan with what each node really read. */
   async function pagePlan(
     endpointId: string | undefined,
+    eventType?: string,
   ): Promise<{ rows: number; nodeTypes: string[]; read: number }> {
     statements.length = 0;
     const tenant = `ten_${"7".padStart(24, "0")}`;
-    const page = await createLedgerStore(db).list(tenant, endpointId, { limit: 20, afterSeq: undefined });
+    const page = await createLedgerStore(db).list(tenant, endpointId, { limit: 20, afterSeq: undefined, eventType });
     const [statement] = statements.filter((s) => /from "deliveries"/.test(s.sql));
     const explained = await db.raw<{ rows: { "QUERY PLAN": { Plan: PlanNode }[] }[] }>(
       `explain (analyze, format json) ${statement!.sql.replace(/\$(\d+)/g, "?")}`,
@@ -75,10 +81,11 @@ describe("the ledger's page plan", () => {
     return {
       rows: page.deliveries.length,
       nodeTypes: plan.map((n) => n["Node Type"]),
-      // What the scans of the deliveries' partitions returned, over all their loops.
+      // What the scans of the deliveries' partitions read (returned or filtered out), over all
+      // their loops.
       read: plan
         .filter((n) => n["Relation Name"]?.startsWith("deliveries"))
-        .reduce((sum, n) => sum + n["Actual Rows"] * n["Actual Loops"], 0),
+        .reduce((sum, n) => sum + (n["Actual Rows"] + (n["Rows Removed by Filter"] ?? 0)) * n["Actual Loops"], 0),
     };
   }
 
@@ -98,5 +105,20 @@ describe("the ledger's page plan", () => {
     expect(nodeTypes).not.toContain("BitmapAnd");
     expect(nodeTypes).not.toContain("Sort");
     expect(read).toBeLessThan(100);
+  });
+
+  it("a tenant's message log by a rare event type reads only that type's rows, not the tenant's whole log", async () => {
+    const [{ count }] = (
+      await db.raw<{ rows: { count: number }[] }>(
+        "select count(*)::int as count from deliveries where tenant_id = ? and event_type = 'pet.deleted'",
+        [`ten_${"7".padStart(24, "0")}`],
+      )
+    ).rows as [{ count: number }];
+    expect(count).toBeGreaterThan(0);
+    const { rows, read } = await pagePlan(undefined, "pet.deleted");
+    expect(rows).toBe(count);
+    // The tenant has 2 000 deliveries, a couple of the rare type: filtering the tenant's log reads
+    // them all; the type's index reads the type's rows.
+    expect(read).toBe(count);
   });
 });
