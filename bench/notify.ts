@@ -34,7 +34,7 @@
  * open round's p99 under 2x (c)'s in the same round and under 50 ms where (c)'s is; the round
  * after the idle spell no slower than the first. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds
  * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at
- * this rate), BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU
+ * this rate, each path's second after its own BENCH_IDLE spell), BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU
  * profiles; bench/cpu-profile-stages.ts reads them by stage of the send),
  * BENCH_LOOP_STALLS (a directory: the same processes and this one record their event-loop stalls
  * and long collections, printed per open loop; bench/loop-stalls.ts),
@@ -543,13 +543,22 @@ async function main() {
       const rate = Number(process.env.BENCH_OPEN_RATE);
       await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
       // Per loop: Postgres commits per send (this database), the server's checkpoints, and the CPU
-      // ms per send of the path's two processes (gateway + notify; Koa + grpc-js for (c)).
+      // ms per send of the path's two processes (gateway + notify; Koa + grpc-js for (c)). Each
+      // path's second round after an idle spell of its own (BENCH_IDLE seconds), as in the full run.
+      const idle = Number(process.env.BENCH_IDLE ?? 45);
+      const p99s: Record<string, number[]> = {};
       for (let round = 0; round < 2; round++) {
-        for (const [label, url, headers, pids] of [
-          [`notify path, open loop at ${rate}/s`, notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
-          [`floor (c), open loop at ${rate}/s`, floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
+        for (const [path, url, headers, pids] of [
+          ["notify path", notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
+          ["floor (c)", floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
         ] as const) {
+          if (round === 1 && idle > 0) {
+            console.log(`idle for ${idle} s before ${path}'s second round`);
+            await new Promise((resolve) => setTimeout(resolve, idle * 1000));
+          }
+          const label = `${path}, open loop at ${rate}/s, round ${round + 1}`;
           const open = await measuredOpenLoop(label, url, headers, rate, pids);
+          (p99s[path] ??= []).push(open.p99Ms);
           console.log(
             `${label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed; ` +
               `${open.commitsPerSend.toFixed(2)} commits per send, ${open.checkpoints} checkpoints, ` +
@@ -557,6 +566,8 @@ async function main() {
           );
         }
       }
+      for (const [path, [first, second]] of Object.entries(p99s))
+        console.log(`${path}: p99 round 2 / round 1 = ${(second! / first!).toFixed(2)}x`);
       return;
     }
     // Warm-up (JIT, pools), not counted.
