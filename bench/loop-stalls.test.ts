@@ -52,4 +52,30 @@ describe("loop stalls (bench:notify's BENCH_LOOP_STALLS)", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("writes a heap line each second: every scavenge of that second and the young generation's size", () => {
+    const dir = mkdtempSync(join(tmpdir(), "stalls-"));
+    try {
+      execFileSync(
+        process.execPath,
+        [
+          `--import=${join(import.meta.dirname, "dist", "loop-stalls.js")}`,
+          "-e",
+          // Short-lived garbage for 1.5 s: scavenges, none of them long.
+          "const end = Date.now() + 1500; const t = setInterval(() => { for (let i = 0; i < 2e4; i++) ({ i, s: 'x' + i }); if (Date.now() > end) clearInterval(t); }, 5)",
+        ],
+        { env: { ...process.env, BENCH_LOOP_STALLS: dir, BENCH_LOOP_STALLS_CHILD: "1" } },
+      );
+      const heap = readLoopEvents(dir).filter((e) => e.what === "heap");
+      expect(heap.length).toBeGreaterThanOrEqual(1);
+      expect(heap[0]!.minor).toBeGreaterThan(0);
+      expect(heap[0]!.youngKb).toBeGreaterThan(0);
+      const from = heap[0]!.at - 1;
+      expect(summariseLoopEvents(heap, from, heap.at(-1)!.at)).toMatch(
+        /^node: 0 stalls .* all collections: [1-9]\d* scavenges \(\d+ ms\), \d+ others \(\d+ ms\), young generation \d+ -> \d+ KB$/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -9,10 +9,15 @@
  * A stall: a 10 ms interval timer that fired `STALL_MS` (20 ms) or more late, recorded as the gap
  * beyond its 10 ms (`ms`) ending at `at` (epoch ms). A GC: a `gc` performance entry of `GC_MS`
  * (10 ms) or more (`kind`: V8's major, minor, incremental or weak-callback flag), `at` its start.
+ * Each second, a `heap` line: every collection of that second, short ones included (`minor`,
+ * `minorMs`, `major`, `majorMs`), and the young generation's size then (`youngKb`, V8's new space,
+ * which V8 shrinks while a process is idle and grows again under load): what a round after an
+ * idle spell pays that the round before did not.
  */
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { PerformanceObserver, performance } from "node:perf_hooks";
+import { PerformanceObserver, constants, performance } from "node:perf_hooks";
+import { getHeapSpaceStatistics } from "node:v8";
 
 export const STALL_MS = 20;
 export const GC_MS = 10;
@@ -20,11 +25,18 @@ const TICK_MS = 10;
 
 export interface LoopEvent {
   process: string;
-  what: "stall" | "gc";
-  /** Epoch ms: the stall's end, the collection's start. */
+  what: "stall" | "gc" | "heap";
+  /** Epoch ms: the stall's end, the collection's start, the second's end. */
   at: number;
   ms: number;
   kind?: number;
+  /** heap: the second's scavenges (young generation) and other collections, counts and ms. */
+  minor?: number;
+  minorMs?: number;
+  major?: number;
+  majorMs?: number;
+  /** heap: V8's new space at the second's end, KB. */
+  youngKb?: number;
 }
 
 /** Starts recording this process's stalls and long collections into `sink`. Returns a stop function. */
@@ -38,10 +50,34 @@ export function recordLoopStalls(name: string, sink: (event: LoopEvent) => void)
   }, TICK_MS);
   timer.unref();
   const origin = performance.timeOrigin;
+  const second = { minor: 0, minorMs: 0, major: 0, majorMs: 0 };
+  const heapTimer = setInterval(() => {
+    const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
+    sink({
+      process: name,
+      what: "heap",
+      at: Date.now(),
+      ms: 0,
+      minor: second.minor,
+      minorMs: Math.round(second.minorMs * 10) / 10,
+      major: second.major,
+      majorMs: Math.round(second.majorMs * 10) / 10,
+      youngKb: Math.round((young?.space_size ?? 0) / 1024),
+    });
+    Object.assign(second, { minor: 0, minorMs: 0, major: 0, majorMs: 0 });
+  }, 1000);
+  heapTimer.unref();
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      if (entry.duration < GC_MS) continue;
       const detail = (entry as unknown as { detail?: { kind?: number } }).detail;
+      if (detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+        second.minor++;
+        second.minorMs += entry.duration;
+      } else {
+        second.major++;
+        second.majorMs += entry.duration;
+      }
+      if (entry.duration < GC_MS) continue;
       sink({
         process: name,
         what: "gc",
@@ -54,6 +90,7 @@ export function recordLoopStalls(name: string, sink: (event: LoopEvent) => void)
   observer.observe({ entryTypes: ["gc"] });
   return () => {
     clearInterval(timer);
+    clearInterval(heapTimer);
     observer.disconnect();
   };
 }
@@ -69,24 +106,36 @@ export function readLoopEvents(dir: string): LoopEvent[] {
   return events.sort((a, b) => a.at - b.at);
 }
 
-/** Per process within [from, to]: stalls (count, summed ms, largest) and long collections. */
+/**
+ * Per process within [from, to]: stalls (count, summed ms, largest), long collections, and, from
+ * the per-second heap lines, every collection (scavenges and others, count and ms) and the young
+ * generation's size at the window's first and last second.
+ */
 export function summariseLoopEvents(events: LoopEvent[], from: number, to: number): string {
-  const byProcess = new Map<string, { stalls: number[]; gcs: number[] }>();
+  const byProcess = new Map<string, { stalls: number[]; gcs: number[]; heap: LoopEvent[] }>();
   for (const e of events) {
     if (e.at < from || e.at > to) continue;
-    const entry = byProcess.get(e.process) ?? { stalls: [], gcs: [] };
-    (e.what === "stall" ? entry.stalls : entry.gcs).push(e.ms);
+    const entry = byProcess.get(e.process) ?? { stalls: [], gcs: [], heap: [] };
+    if (e.what === "heap") entry.heap.push(e);
+    else (e.what === "stall" ? entry.stalls : entry.gcs).push(e.ms);
     byProcess.set(e.process, entry);
   }
-  if (byProcess.size === 0) return `no stall of ${STALL_MS} ms or more, no collection of ${GC_MS} ms or more`;
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  return [...byProcess]
-    .map(
-      ([name, { stalls, gcs }]) =>
-        `${name}: ${stalls.length} stalls (${sum(stalls)} ms, largest ${Math.max(0, ...stalls)}), ` +
-        `${gcs.length} collections (${sum(gcs)} ms)`,
-    )
-    .join("; ");
+  const line = ([name, { stalls, gcs, heap }]: [string, { stalls: number[]; gcs: number[]; heap: LoopEvent[] }]) => {
+    const all =
+      heap.length === 0
+        ? ""
+        : `; all collections: ${sum(heap.map((h) => h.minor ?? 0))} scavenges (${sum(heap.map((h) => h.minorMs ?? 0)).toFixed(0)} ms), ` +
+          `${sum(heap.map((h) => h.major ?? 0))} others (${sum(heap.map((h) => h.majorMs ?? 0)).toFixed(0)} ms), ` +
+          `young generation ${heap[0]!.youngKb} -> ${heap.at(-1)!.youngKb} KB`;
+    return (
+      `${name}: ${stalls.length} stalls (${sum(stalls)} ms, largest ${Math.max(0, ...stalls)}), ` +
+      `${gcs.length} collections of ${GC_MS} ms or more (${sum(gcs)} ms)${all}`
+    );
+  };
+  const seen = [...byProcess].filter(([, p]) => p.stalls.length > 0 || p.gcs.length > 0 || p.heap.length > 0);
+  if (seen.length === 0) return `no stall of ${STALL_MS} ms or more, no collection of ${GC_MS} ms or more`;
+  return seen.map(line).join("; ");
 }
 
 const dir = process.env.BENCH_LOOP_STALLS;
