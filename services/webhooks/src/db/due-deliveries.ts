@@ -33,7 +33,7 @@ export async function firstJobsOfEvents(db: Knex, eventIds: readonly string[]): 
  * index's statistics (a handful of overdue rows) in the plan it keeps for every sweep. With the
  * grace as a parameter the kept plan guessed a third of the unfinished deliveries and Postgres
  * planned the statement again on every sweep instead (the custom plan was cheaper): 13 ms a sweep
- * at 1 million deliveries, against 1.1 with the grace written in (due-sweep-plan.test.ts).
+ * at 1 million deliveries, against 1.1 with the grace written in (prepared-plans.test.ts).
  */
 const bumpOverdueSql = new Map<number, PreparedStatement>();
 function bumpOverdueStatement(overdueMs: number): PreparedStatement {
