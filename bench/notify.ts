@@ -34,8 +34,9 @@
  * open round's p99 under 2x (c)'s in the same round and under 50 ms where (c)'s is; the round
  * after the idle spell no slower than the first. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds
  * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at
- * this rate, each path's second after its own BENCH_IDLE spell), BENCH_CPU_PROF (a directory: the gateway, notify and floor (c)'s processes write CPU
- * profiles; bench/cpu-profile-stages.ts reads them by stage of the send),
+ * this rate, each path's second after its own BENCH_IDLE spell), BENCH_CPU_PROF (a directory: the
+ * gateway, notify and floor (c)'s processes write CPU profiles; bench/cpu-profile-stages.ts reads
+ * them by stage of the send),
  * BENCH_LOOP_STALLS (a directory: the same processes and this one record their event-loop stalls
  * and long collections, printed per open loop; bench/loop-stalls.ts),
  * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
