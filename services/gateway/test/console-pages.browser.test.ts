@@ -397,10 +397,11 @@ describe.skipIf(skipReason !== undefined)("the console in Chromium", () => {
     await admin.getByRole("button", { name: "Search" }).click();
     await admin.waitForURL(/eventId=/);
     expect(await rows.count()).toBe(1);
-    await admin.getByLabel("Event id").fill("");
-    await admin.getByLabel("Status").selectOption("succeeded");
-    await admin.getByRole("button", { name: "Search" }).click();
-    await admin.waitForURL(/status=succeeded/);
+    // The status filter from its URL: driving the form again right after the event id's search
+    // raced that search's navigation on a loaded machine (the form was submitted with the event
+    // id still in it, twice in four fresh-clone runs).
+    await admin.goto("/console/webhooks/messages?status=succeeded");
+    expect(await admin.getByLabel("Status").inputValue()).toBe("succeeded");
     const statuses = await admin.evaluate<string[]>(
       `[...document.querySelectorAll("#messages [data-status]")].map((el) => el.getAttribute("data-status"))`,
     );
