@@ -112,7 +112,8 @@ export function readLoopEvents(dir: string): LoopEvent[] {
  * generation's size at the window's first and last second.
  */
 export function summariseLoopEvents(events: LoopEvent[], from: number, to: number): string {
-  const byProcess = new Map<string, { stalls: number[]; gcs: number[]; heap: LoopEvent[] }>();
+  type Seen = { stalls: number[]; gcs: number[]; heap: LoopEvent[] };
+  const byProcess = new Map<string, Seen>();
   for (const e of events) {
     if (e.at < from || e.at > to) continue;
     const entry = byProcess.get(e.process) ?? { stalls: [], gcs: [], heap: [] };
@@ -121,7 +122,7 @@ export function summariseLoopEvents(events: LoopEvent[], from: number, to: numbe
     byProcess.set(e.process, entry);
   }
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const line = ([name, { stalls, gcs, heap }]: [string, { stalls: number[]; gcs: number[]; heap: LoopEvent[] }]) => {
+  const line = ([name, { stalls, gcs, heap }]: [string, Seen]) => {
     const all =
       heap.length === 0
         ? ""
@@ -133,9 +134,9 @@ export function summariseLoopEvents(events: LoopEvent[], from: number, to: numbe
       `${gcs.length} collections of ${GC_MS} ms or more (${sum(gcs)} ms)${all}`
     );
   };
-  const seen = [...byProcess].filter(([, p]) => p.stalls.length > 0 || p.gcs.length > 0 || p.heap.length > 0);
-  if (seen.length === 0) return `no stall of ${STALL_MS} ms or more, no collection of ${GC_MS} ms or more`;
-  return seen.map(line).join("; ");
+  // A process is in the map only once one of its events fell in the window.
+  if (byProcess.size === 0) return `no stall of ${STALL_MS} ms or more, no collection of ${GC_MS} ms or more`;
+  return [...byProcess].map(line).join("; ");
 }
 
 const dir = process.env.BENCH_LOOP_STALLS;
