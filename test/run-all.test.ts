@@ -70,9 +70,9 @@ describe("npm test's runner", () => {
       expect(block?.split("\n").sort()).toEqual([`${name} line 1`, `${name} to stderr`]);
     }
     // Each check's block came whole while vitest ran (vitest's own lines stream as they come).
-    const [started, lint, ended] = ["vitest started", "--- npm run -s lint", "vitest ended"].map((s) =>
-      output.indexOf(s),
-    );
+    const started = output.indexOf("vitest started");
+    const lint = output.indexOf("--- npm run -s lint");
+    const ended = output.indexOf("vitest ended");
     expect(started).toBeGreaterThanOrEqual(0);
     expect(lint).toBeGreaterThan(started);
     expect(ended).toBeGreaterThan(lint);
