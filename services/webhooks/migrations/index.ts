@@ -10,6 +10,7 @@ import * as tenantLog from "./20261127170000_deliveries_tenant_log.js";
 import * as backlogIndex from "./20261127190000_deliveries_backlog_idx.js";
 import * as historyPartitions from "./20261127200000_history_partitions.js";
 import * as typeLogIndex from "./20261128100000_deliveries_type_log_idx.js";
+import * as endpointsDeletedIndex from "./20261128120000_endpoints_deleted_idx.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -24,4 +25,5 @@ export const migrations: Migration[] = [
   backlogIndex,
   historyPartitions,
   typeLogIndex,
+  endpointsDeletedIndex,
 ];
