@@ -10,7 +10,8 @@
  * - Deliveries go in pairs (2p, 2p+1), the two deliveries of one event to two of the tenant's
  *   endpoints; a tenant with one endpoint gets one event per delivery. Every delivery has its event.
  * - created_at uniform over the 30 days before the fill started, in insertion order (seq follows
- *   time, as in production); the event's type drawn from the catalog's emitted types.
+ *   time, as in production); the event's type drawn from the catalog's emitted types. Delivery
+ *   ids as the service makes them: their UTC day, then random hex (domain/ids.ts).
  * - Status: 97% succeeded, 2% awaiting_retry (next attempt 12-18 h after the fill: none overdue),
  *   0.5% dead_lettered, 0.5% held. Attempts: succeeded 1 (5% of them 2-3), awaiting_retry 1-5,
  *   dead_lettered 8, held 0; so attempts = sum(attempts_total).
@@ -138,7 +139,8 @@ export async function fillWebhooks(
        insert into deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status, attempts,
                                attempts_total, next_attempt_at, generation, last_status_code, last_error,
                                created_at, updated_at)
-       select 'dlv_' || left(md5('d' || n), 24), ${tenantId("t")},
+       select 'dlv_' || lpad(to_hex(floor(extract(epoch from at) / 86400)::int), 4, '0') || left(md5('d' || n), 20),
+              ${tenantId("t")},
               ${endpointId("t", `(floor(${u("p", 2)} * 1000)::int + s) % m`)}, event_id, type, true,
               '{"id":"' || event_id || '","type":"' || type || '","api_version":"2026-07-01","occurred_at":"' ||
               to_char(at - interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || '","tenant":"' || ${tenantId("t")} ||

@@ -60,7 +60,7 @@ describe("batched attempt records (real Postgres)", () => {
       data: "{}",
       livemode: true,
     });
-    const id = newDeliveryId();
+    const id = newDeliveryId(new Date());
     await db("deliveries").insert({
       id,
       tenant_id: "b",

@@ -72,7 +72,7 @@ describe("per-endpoint admission in the delivery worker", () => {
       data: "{}",
       livemode: true,
     });
-    const id = newDeliveryId();
+    const id = newDeliveryId(new Date());
     await db("deliveries").insert({
       id,
       tenant_id: "adm",

@@ -81,8 +81,8 @@ describe("endpoint health, hourly stats, attempt detail, dead-letter cause and r
     seed: { status: string; createdAt?: Date; attempts?: number; nextAttemptAt?: Date | null },
   ): Promise<string> {
     const eventId = newEventId();
-    const id = newDeliveryId();
     const createdAt = seed.createdAt ?? new Date();
+    const id = newDeliveryId(createdAt);
     await db("events").insert({
       id: eventId,
       tenant_id: endpoint.tenantId,

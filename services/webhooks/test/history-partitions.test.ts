@@ -4,6 +4,7 @@
  * statements, with every row kept and the reads unchanged; the forwarding of the previous release's
  * writes and its fence; the contract step; and retention by dropping whole days.
  */
+import { randomBytes } from "node:crypto";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,7 +27,8 @@ async function previousReleaseWrites(old: Knex, endpointId: string, tenant: stri
      values (?, ?, 'booking.created', ?, '{"booking_id":"bk"}', true, ?) on conflict (id) do nothing`,
     [eventId, tenant, at, at],
   );
-  const deliveryId = newDeliveryId();
+  // Its ids were 96 random bits (they name no day): what it made is found by looking in every day.
+  const deliveryId = `dlv_${randomBytes(12).toString("hex")}`;
   await old.raw(
     `insert into deliveries (id, tenant_id, endpoint_id, event_id, event_type, livemode, payload, status, attempts,
                              attempts_total, next_attempt_at, generation, created_at, updated_at)
@@ -262,7 +264,7 @@ describe("the delivery history's day partitions (real Postgres)", () => {
           livemode: true,
           received_at: at,
         });
-        const id = newDeliveryId();
+        const id = newDeliveryId(at);
         await h("deliveries").insert({
           id,
           tenant_id: "acme",

@@ -98,7 +98,7 @@ describe("webhooks metrics (webhooks process, real Postgres and NATS)", () => {
       received_at: tenMinutesAgo,
     });
     await service.db("deliveries").insert({
-      id: newDeliveryId(),
+      id: newDeliveryId(tenMinutesAgo),
       tenant_id: "m",
       endpoint_id: healthy.id,
       event_id: overdueEvent,

@@ -62,7 +62,7 @@ describe("the pipeline's database steps (real Postgres and NATS)", () => {
       data: "{}",
       livemode: true,
     });
-    const id = newDeliveryId();
+    const id = newDeliveryId(new Date());
     await db("deliveries").insert({
       id,
       tenant_id: "t",

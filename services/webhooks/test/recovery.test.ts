@@ -50,7 +50,7 @@ async function seedDelivery(
   seed: { status: string; createdAt: Date; attempts?: number },
 ): Promise<string> {
   const eventId = newEventId();
-  const id = newDeliveryId();
+  const id = newDeliveryId(seed.createdAt);
   await service.db("events").insert({
     id: eventId,
     tenant_id: tenant,

@@ -111,7 +111,7 @@ describe("the SSRF guard at every attempt (DNS rebinding between creation and at
       data: "{}",
       livemode: true,
     });
-    const id = newDeliveryId();
+    const id = newDeliveryId(new Date());
     await db("deliveries").insert({
       id,
       tenant_id: tenant,

@@ -102,8 +102,8 @@ describe("webhooks.v1.WebhookService over gRPC", () => {
 
   async function seedDelivery(seed: SeedDelivery): Promise<string> {
     const eventId = newEventId();
-    const id = newDeliveryId();
     const createdAt = new Date(Date.now() - (seed.createdAgoMs ?? 0));
+    const id = newDeliveryId(createdAt);
     const type = seed.type ?? "booking.created";
     await db("events").insert({
       id: eventId,

@@ -19,6 +19,7 @@
  */
 import { preparedStatement, queryRows, type Knex } from "@platform/service-kit/postgres";
 import { errorClassOf } from "../domain/attempt-outcome.js";
+import { byDay } from "../domain/ids.js";
 import {
   recordClaimedAttempt,
   statusesAnAttemptMoves,
@@ -177,7 +178,7 @@ const recordSuccessesSql = preparedStatement(
             attempts_total = d.attempts_total + 1, leased_until = null,
             last_status_code = v.status_code, last_error = null, updated_at = now()
        from v, moving m
-      where d.id = v.delivery_id
+      where d.id = v.delivery_id and d.created_at >= ?::timestamptz and d.created_at < ?::timestamptz + interval '1 day'
   returning d.id, d.endpoint_id, d.attempts_total, d.status, d.created_at
    ), inserted as (
      insert into attempts (delivery_id, endpoint_id, number, attempted_at, duration_ms, succeeded, status_code,
@@ -219,26 +220,40 @@ async function writeWithSuccessesFirst(
   return batch.map((item) => outcomeOf.get(item) ?? written.get(item.deliveryId)!);
 }
 
+/**
+ * One statement per day the batch's ids name (ids.ts; one when every delivery was made today),
+ * the day a parameter: Postgres reads that day's partition only. A delivery whose id does not name
+ * its day (made before ids did) is not found here and goes the locking way, in every day.
+ */
 async function writeSuccesses(db: Knex, batch: Pending[]): Promise<Map<string, RecordedAttempt>> {
-  const rows = await queryRows<{ id: string; number: number; status: DeliveryStatus; created_at: Date }>(
-    db,
-    recordSuccessesSql,
-    [
-      batch.map((item) => item.deliveryId),
-      batch.map((item) => item.attempt.attemptedAt),
-      batch.map((item) => item.attempt.durationMs),
-      batch.map((item) => item.attempt.statusCode),
-      batch.map((item) => (item.attempt.responseBody.length > 0 ? item.attempt.responseBody : null)),
-      batch.map((item) => item.attempt.responseBodyTruncated),
-      statusesAnAttemptMoves,
-    ],
-  );
-  return new Map(
-    rows.map((row) => [
-      row.id,
-      { number: row.number, status: row.status, nextAttemptAt: null, deadLettered: false, createdAt: row.created_at },
-    ]),
-  );
+  const written = new Map<string, RecordedAttempt>();
+  for (const [day, items] of byDay(batch, (item) => item.deliveryId)) {
+    const rows = await queryRows<{ id: string; number: number; status: DeliveryStatus; created_at: Date }>(
+      db,
+      recordSuccessesSql,
+      [
+        items.map((item) => item.deliveryId),
+        items.map((item) => item.attempt.attemptedAt),
+        items.map((item) => item.attempt.durationMs),
+        items.map((item) => item.attempt.statusCode),
+        items.map((item) => (item.attempt.responseBody.length > 0 ? item.attempt.responseBody : null)),
+        items.map((item) => item.attempt.responseBodyTruncated),
+        statusesAnAttemptMoves,
+        day,
+        day,
+      ],
+    );
+    for (const row of rows) {
+      written.set(row.id, {
+        number: row.number,
+        status: row.status,
+        nextAttemptAt: null,
+        deadLettered: false,
+        createdAt: row.created_at,
+      });
+    }
+  }
+  return written;
 }
 
 async function writeBatch(db: Knex, batch: Pending[], events?: EndpointEvents): Promise<(RecordedAttempt | Error)[]> {

@@ -65,7 +65,7 @@ function deliveryRowsOf(
         bodies.set(endpoint.api_version, body);
       }
       return {
-        id: newDeliveryId(),
+        id: newDeliveryId(createdAt),
         tenant_id: event.tenant,
         endpoint_id: endpoint.id,
         event_id: event.id,

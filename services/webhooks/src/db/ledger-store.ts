@@ -6,7 +6,7 @@
  */
 import { queryPrepared, type Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../domain/delivery-job.js";
-import { DELIVERY_ID } from "../domain/ids.js";
+import { DELIVERY_ID, deliveryIdDay } from "../domain/ids.js";
 import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 
 export interface DeliveryRecord {
@@ -207,6 +207,24 @@ export function createLedgerStore(db: Knex): LedgerStore {
   };
   const one = (query: Knex | Knex.Transaction, tenantId: string, endpointId: string, deliveryId: string) =>
     query("deliveries").where({ tenant_id: tenantId, endpoint_id: endpointId, id: deliveryId });
+  /**
+   * The delivery's row looked for in the day its id names (one partition: ids.ts), then, when
+   * that day does not have it (an id made before ids carried their day, or no such delivery), in
+   * every day. The day is a parameter, so the kept generic plan prunes the other days when it runs.
+   */
+  const byId = async <Row extends object>(
+    query: Knex | Knex.Transaction,
+    deliveryId: string,
+    select: (day: { start: Date; end: Date } | undefined) => Knex.QueryBuilder,
+  ): Promise<Row | undefined> => {
+    const day = deliveryIdDay(deliveryId);
+    const [inDay] = day ? await queryPrepared<Row>(query, select(day)) : [];
+    if (inDay) return inDay;
+    const [anywhere] = await queryPrepared<Row>(query, select(undefined));
+    return anywhere;
+  };
+  const inDay = (builder: Knex.QueryBuilder, day: { start: Date; end: Date } | undefined) =>
+    day ? builder.andWhere("created_at", ">=", day.start).andWhere("created_at", "<", day.end) : builder;
   return {
     async list(tenantId, endpointId, { limit, afterSeq, status, eventType, eventId, createdAfter, createdBefore }) {
       const query = db("deliveries")
@@ -250,9 +268,8 @@ export function createLedgerStore(db: Knex): LedgerStore {
     },
     async inspect(tenantId, endpointId, deliveryId) {
       if (!DELIVERY_ID.test(deliveryId)) throw new DeliveryNotFoundError();
-      const [row] = await queryPrepared<DeliveryRow & { payload: string }>(
-        db,
-        one(db, tenantId, endpointId, deliveryId)
+      const row = await byId<DeliveryRow & { payload: string }>(db, deliveryId, (day) =>
+        inDay(one(db, tenantId, endpointId, deliveryId), day)
           .select([...deliveryColumns, "payload"])
           .limit(1, { skipBinding: true }),
       );
@@ -295,7 +312,12 @@ export function createLedgerStore(db: Knex): LedgerStore {
     async lock(trx, tenantId, endpointId, deliveryId) {
       if (!DELIVERY_ID.test(deliveryId)) throw new DeliveryNotFoundError();
       return found(
-        await one(trx, tenantId, endpointId, deliveryId).forUpdate().first<DeliveryRow | undefined>(deliveryColumns),
+        await byId<DeliveryRow>(trx, deliveryId, (day) =>
+          inDay(one(trx, tenantId, endpointId, deliveryId), day)
+            .select(deliveryColumns)
+            .limit(1, { skipBinding: true })
+            .forUpdate(),
+        ),
       );
     },
     async restart(trx, deliveryId, state, now) {

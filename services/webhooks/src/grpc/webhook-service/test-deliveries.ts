@@ -31,7 +31,7 @@ export function testDeliveryHandlers(ctx: WebhookContext): WebhookHandlers<"send
           tenantId,
           endpointId: endpoint.id,
           event,
-          deliveryId: newDeliveryId(),
+          deliveryId: newDeliveryId(now),
           payload: payload.toString("utf8"),
           held: endpoint.paused,
           now,
