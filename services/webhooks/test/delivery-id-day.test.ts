@@ -20,7 +20,7 @@ import { createAttemptStore, type AttemptToRecord } from "../src/db/attempt-stor
 import { withBatchedClaims } from "../src/db/claim-batcher.js";
 import { createLedgerStore } from "../src/db/ledger-store.js";
 import { DeliveryNotFoundError } from "../src/domain/delivery-state.js";
-import { deliveryIdDay, newDeliveryId, newEventId } from "../src/domain/ids.js";
+import { byDay, deliveryIdDay, newDeliveryId, newEventId } from "../src/domain/ids.js";
 
 const DAYS = 30;
 const TENANT = "ten_day";
@@ -128,6 +128,26 @@ describe("delivery ids carry their day", () => {
     );
     // What is not a delivery id names no day (a job of another shape is claimed the way that looks everywhere).
     expect(deliveryIdDay("dlv_missing")).toBeUndefined();
+  });
+
+  it("groups a batch by its ids' days from 40 days back to tomorrow; other ids (made before, most of them) in none", () => {
+    const now = new Date("2026-11-28T12:00:00Z");
+    const today = newDeliveryId(now);
+    const yesterday = newDeliveryId(new Date("2026-11-27T23:00:00Z"));
+    const today2 = newDeliveryId(now);
+    const daysBack40 = newDeliveryId(new Date(now.getTime() - 40 * DAY_MS + 60_000));
+    const daysBack41 = newDeliveryId(new Date(now.getTime() - 41 * DAY_MS));
+    const dayAfterTomorrow = newDeliveryId(new Date(now.getTime() + 2 * DAY_MS));
+    const groups = byDay(
+      [today, yesterday, "dlv_missing", today2, daysBack40, daysBack41, dayAfterTomorrow],
+      (id) => id,
+      now,
+    );
+    expect([...groups].map(([day, ids]) => [day.toISOString().slice(0, 10), ids])).toEqual([
+      ["2026-11-28", [today, today2]],
+      ["2026-11-27", [yesterday]],
+      ["2026-10-19", [daysBack40]],
+    ]);
   });
 
   it("GetDelivery and the redrive's lock read the one partition of the day the id names", async () => {

@@ -33,15 +33,23 @@ export function deliveryIdDay(deliveryId: string): { start: Date; end: Date } | 
   return { start: new Date(day * DAY_MS), end: new Date((day + 1) * DAY_MS) };
 }
 
+/** How far back byDay groups items by their ids' day (see there). */
+export const RECENT_DAYS = 40;
+
 /**
- * `items` grouped by the day their delivery ids name (deliveryIdDay's start), in first-seen order;
- * an item whose id names no day is in no group.
+ * `items` grouped by the day their delivery ids name (deliveryIdDay's start), in first-seen order,
+ * for the days from RECENT_DAYS before `now` to the day after it. An item whose id names no day,
+ * or a day outside those, is in no group, and its caller finds it the way that looks in every day:
+ * an id made before ids carried their day names a random day (one in 1 600 falls in the window),
+ * and a statement per such day would find nothing.
  */
-export function byDay<T>(items: readonly T[], deliveryIdOf: (item: T) => string): Map<Date, T[]> {
+export function byDay<T>(items: readonly T[], deliveryIdOf: (item: T) => string, now = new Date()): Map<Date, T[]> {
   const groups = new Map<number, { day: Date; items: T[] }>();
+  const earliest = Math.floor(now.getTime() / DAY_MS - RECENT_DAYS) * DAY_MS;
+  const latest = now.getTime() + DAY_MS;
   for (const item of items) {
     const day = deliveryIdDay(deliveryIdOf(item))?.start;
-    if (!day) continue;
+    if (!day || day.getTime() < earliest || day.getTime() > latest) continue;
     const group = groups.get(day.getTime());
     if (group) group.items.push(item);
     else groups.set(day.getTime(), { day, items: [item] });
