@@ -29,6 +29,7 @@ import { WEBHOOKS_SCHEMA, WEBHOOKS_SEARCH_PATH } from "@platform/webhooks/config
 import { createAttemptStore } from "@platform/webhooks/db/attempt-store";
 import { withBatchedClaims } from "@platform/webhooks/db/claim-batcher";
 import { createLedgerStore } from "@platform/webhooks/db/ledger-store";
+import { utcDay } from "@platform/webhooks/domain/ids";
 
 export interface DayLookupOptions {
   rows: number;
@@ -170,8 +171,8 @@ export async function measureDayLookups(options: DayLookupOptions): Promise<DayL
       async () => {
         const [row] = await queryRows<{ created_at: Date }>(db, rowEveryDay, [TENANT, ENDPOINT, id]);
         if (!row) throw new Error("the delivery was not found by id alone");
-        const day = Math.floor(row.created_at.getTime() / 86_400_000) * 86_400_000;
-        await queryRows(db, attemptsOfDay, [id, new Date(day), new Date(day + 86_400_000)]);
+        const day = utcDay(row.created_at);
+        await queryRows(db, attemptsOfDay, [id, day.start, day.end]);
       },
       async () => {
         await ledger.inspect(TENANT, ENDPOINT, id);

@@ -6,7 +6,7 @@
  */
 import { queryPrepared, type Knex } from "@platform/service-kit/postgres";
 import type { DeliveryJob } from "../domain/delivery-job.js";
-import { DELIVERY_ID, deliveryIdDay } from "../domain/ids.js";
+import { DELIVERY_ID, deliveryIdDay, utcDay } from "../domain/ids.js";
 import { DeliveryNotFoundError, type DeliveryState, type DeliveryStatus } from "../domain/delivery-state.js";
 
 export interface DeliveryRecord {
@@ -195,11 +195,6 @@ interface AttemptRow {
   response_body_truncated: boolean;
 }
 
-/** The start of the UTC day holding `at`: the day partition of the history's rows. */
-function utcDayOf(at: Date): Date {
-  return new Date(Math.floor(at.getTime() / 86_400_000) * 86_400_000);
-}
-
 export function createLedgerStore(db: Knex): LedgerStore {
   const found = (row: DeliveryRow | undefined) => {
     if (!row) throw new DeliveryNotFoundError();
@@ -290,8 +285,8 @@ export function createLedgerStore(db: Knex): LedgerStore {
           // The delivery's UTC day: one partition read (a day range, as created_at may carry
           // microseconds a Date does not).
           .where({ delivery_id: deliveryId })
-          .andWhere("delivery_created_at", ">=", utcDayOf(delivery.createdAt))
-          .andWhere("delivery_created_at", "<", new Date(utcDayOf(delivery.createdAt).getTime() + 86_400_000))
+          .andWhere("delivery_created_at", ">=", utcDay(delivery.createdAt).start)
+          .andWhere("delivery_created_at", "<", utcDay(delivery.createdAt).end)
           .orderBy("number", "asc"),
       );
       return {

@@ -7,8 +7,22 @@ import { randomBytes } from "node:crypto";
 const id = (prefix: string) => () => `${prefix}_${randomBytes(12).toString("hex")}`;
 
 export const newEndpointId = id("ep");
+export const newEventId = id("evt");
+export const newRecoveryId = id("rcv");
+
+export const ENDPOINT_ID = /^ep_[0-9a-f]{24}$/;
+export const DELIVERY_ID = /^dlv_[0-9a-f]{24}$/;
+export const RECOVERY_ID = /^rcv_[0-9a-f]{24}$/;
 
 const DAY_MS = 86_400_000;
+
+/** The UTC day `day` days after 1970-01-01, [start, end): a day partition of the history. */
+const dayNumbered = (day: number) => ({ start: new Date(day * DAY_MS), end: new Date((day + 1) * DAY_MS) });
+
+/** The UTC day that holds `at`, [start, end): the day partition of a row created at `at`. */
+export function utcDay(at: Date): { start: Date; end: Date } {
+  return dayNumbered(Math.floor(at.getTime() / DAY_MS));
+}
 
 /**
  * A delivery's id carries the UTC day it was created on (its `created_at`, the day partition that
@@ -28,13 +42,11 @@ export function newDeliveryId(createdAt: Date): string {
  * a string that is not a delivery id ("dlv_" and 24 lowercase hex), which names no day.
  */
 export function deliveryIdDay(deliveryId: string): { start: Date; end: Date } | undefined {
-  if (!DELIVERY_ID.test(deliveryId)) return undefined;
-  const day = Number.parseInt(deliveryId.slice(4, 8), 16);
-  return { start: new Date(day * DAY_MS), end: new Date((day + 1) * DAY_MS) };
+  return DELIVERY_ID.test(deliveryId) ? dayNumbered(Number.parseInt(deliveryId.slice(4, 8), 16)) : undefined;
 }
 
 /** How far back byDay groups items by their ids' day (see there). */
-export const RECENT_DAYS = 40;
+const RECENT_DAYS = 40;
 
 /**
  * `items` grouped by the day their delivery ids name (deliveryIdDay's start), in first-seen order,
@@ -44,22 +56,15 @@ export const RECENT_DAYS = 40;
  * and a statement per such day would find nothing.
  */
 export function byDay<T>(items: readonly T[], deliveryIdOf: (item: T) => string, now = new Date()): Map<Date, T[]> {
-  const groups = new Map<number, { day: Date; items: T[] }>();
-  const earliest = Math.floor(now.getTime() / DAY_MS - RECENT_DAYS) * DAY_MS;
+  const earliest = utcDay(now).start.getTime() - RECENT_DAYS * DAY_MS;
   const latest = now.getTime() + DAY_MS;
+  const groups = new Map<number, T[]>();
   for (const item of items) {
-    const day = deliveryIdDay(deliveryIdOf(item))?.start;
-    if (!day || day.getTime() < earliest || day.getTime() > latest) continue;
-    const group = groups.get(day.getTime());
-    if (group) group.items.push(item);
-    else groups.set(day.getTime(), { day, items: [item] });
+    const start = deliveryIdDay(deliveryIdOf(item))?.start.getTime();
+    if (start === undefined || start < earliest || start > latest) continue;
+    const group = groups.get(start);
+    if (group) group.push(item);
+    else groups.set(start, [item]);
   }
-  return new Map([...groups.values()].map((group) => [group.day, group.items]));
+  return new Map([...groups].map(([start, grouped]) => [new Date(start), grouped]));
 }
-
-export const newEventId = id("evt");
-
-export const ENDPOINT_ID = /^ep_[0-9a-f]{24}$/;
-export const DELIVERY_ID = /^dlv_[0-9a-f]{24}$/;
-export const newRecoveryId = id("rcv");
-export const RECOVERY_ID = /^rcv_[0-9a-f]{24}$/;
