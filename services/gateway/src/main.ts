@@ -1,6 +1,7 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { failFastWhileUnreachable } from "@platform/service-kit/fail-fast-client";
+import { createChannel } from "@platform/service-kit/grpc-client";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
 import { announceConfiguration, announceListening, createLogger } from "@platform/service-kit/logger";
 import { Gauge } from "prom-client";
@@ -68,34 +69,36 @@ async function main() {
   const registry = createMetricsRegistry("gateway", build);
   // Each downstream's state is checked in the background: /readyz reads it without waiting, and
   // while a service is unreachable its calls are refused at once (503, nothing sent).
-  const catalogHealth = new HealthChecker(config.CATALOG_ADDR);
-  const notifyHealth = new HealthChecker(config.NOTIFY_ADDR);
-  const webhooksHealth = new HealthChecker(config.WEBHOOKS_ADDR);
+  // One channel per downstream, for its calls and its checks alike: a check then fails at once only
+  // while the calls would too (a channel of its own could still be in its reconnect backoff after
+  // the calls' had reconnected, and the view would refuse calls that would have been answered).
+  const channels = {
+    catalog: createChannel(config.CATALOG_ADDR),
+    notify: createChannel(config.NOTIFY_ADDR),
+    webhooks: createChannel(config.WEBHOOKS_ADDR),
+  };
   const downstreams = watchDownstreams(
     {
       database: databaseCheck(db),
-      catalog: healthCheckOf(catalogHealth, "catalog.v1.CatalogService"),
-      notify: healthCheckOf(notifyHealth, "notify.v1.TenantService"),
-      webhooks: healthCheckOf(webhooksHealth, "webhooks.v1.WebhookService"),
+      catalog: healthCheckOf(new HealthChecker(channels.catalog), "catalog.v1.CatalogService"),
+      notify: healthCheckOf(new HealthChecker(channels.notify), "notify.v1.TenantService"),
+      webhooks: healthCheckOf(new HealthChecker(channels.webhooks), "webhooks.v1.WebhookService"),
     },
     { intervalMs: config.DOWNSTREAM_CHECK_INTERVAL, logger, registry },
   );
   await downstreams.start(config.DOWNSTREAM_CHECK_INTERVAL);
   const { views } = downstreams;
   const catalog = failFastWhileUnreachable(
-    createCatalogClient(config.CATALOG_ADDR, config.UPSTREAM_TIMEOUT),
+    createCatalogClient(channels.catalog, config.UPSTREAM_TIMEOUT),
     views.catalog,
   );
-  const notify = failFastWhileUnreachable(
-    createNotifyClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT),
-    views.notify,
-  );
+  const notify = failFastWhileUnreachable(createNotifyClient(channels.notify, config.UPSTREAM_TIMEOUT), views.notify);
   const projections = failFastWhileUnreachable(
-    createProjectionClient(config.NOTIFY_ADDR, config.UPSTREAM_TIMEOUT),
+    createProjectionClient(channels.notify, config.UPSTREAM_TIMEOUT),
     views.notify,
   );
   const webhooks = failFastWhileUnreachable(
-    createWebhooksClient(config.WEBHOOKS_ADDR, config.UPSTREAM_TIMEOUT),
+    createWebhooksClient(channels.webhooks, config.UPSTREAM_TIMEOUT),
     views.webhooks,
   );
   const rateLimits = new TokenBuckets({ ratePerSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST });
@@ -227,13 +230,7 @@ async function main() {
       purgeIdempotencyKeys.stop();
       purgeConsole.stop();
       downstreams.stop();
-      catalog.close();
-      catalogHealth.close();
-      notify.close();
-      projections.close();
-      notifyHealth.close();
-      webhooks.close();
-      webhooksHealth.close();
+      for (const channel of Object.values(channels)) channel.close();
       await apiKeys.close();
       await db.destroy();
       await tracing.shutdown();

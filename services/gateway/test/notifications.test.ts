@@ -1,6 +1,6 @@
 import { startCloudApiStub, type CloudApiStub } from "@platform/local-stack/cloud-api-stub";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { notificationRoutes } from "../src/routes/notifications/routes.js";
 import { OpenApiContract } from "./openapi-contract.js";
 import { tenantApiCall, type Answer } from "./tenant-api-call.js";
@@ -132,6 +132,20 @@ describe("notifications", () => {
     keys.sendOnly = (await stack.admin("key", "create", "--scopes", "notification:send", "--tenants", all))
       .key as string;
     keys.noScopes = (await stack.admin("key", "create", "--tenants", all)).key as string;
+  });
+  // A failed test prints the processes' last warnings and errors (and the gateway's view of its
+  // downstreams), which CI's log otherwise lacks.
+  afterEach((ctx) => {
+    if (ctx.task.result?.state !== "fail") return;
+    for (const p of [stack.gateway, stack.notify]) {
+      const lines = p.logs.filter((l) => Number(l.level) >= 40 || /downstream/.test(String(l.msg)));
+      console.error(
+        `${p.name ?? ""} logs:\n${lines
+          .slice(-20)
+          .map((l) => JSON.stringify(l))
+          .join("\n")}`,
+      );
+    }
   });
   afterAll(async () => {
     await db?.end();

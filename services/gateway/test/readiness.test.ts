@@ -1,3 +1,4 @@
+import { createServer, connect, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "./stack.js";
 
@@ -17,8 +18,8 @@ describe("gateway readiness per capability", () => {
   afterAll(async () => stack?.stop());
 
   const get = (path: string) => fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
-  const send = () =>
-    fetch(`${stack.url}/api/v1/tenants/${tenant}/notifications`, {
+  const send = (url = stack.url) =>
+    fetch(`${url}/api/v1/tenants/${tenant}/notifications`, {
       method: "POST",
       headers: {
         authorization: `Bearer ${key}`,
@@ -78,12 +79,50 @@ describe("gateway readiness per capability", () => {
 
     await stack.restartNotify();
     await expect.poll(async () => (await send()).status, { timeout: 10_000, interval: 200 }).toBe(200);
-    expect((await get(`/api/v1/tenants/${tenant}`)).status).toBe(200);
-    // The health checks have their own channel, which reconnects within its backoff (at most 1 s).
+    // The health checks go over the calls' own channel: once a call is answered the view cannot
+    // still be waiting out a reconnect backoff of its own, so no call after it is refused.
+    expect((await readyz()).body.checks.notify).not.toBe("UNREACHABLE");
+    const until = performance.now() + 1_500;
+    const after: number[] = [];
+    while (performance.now() < until) after.push((await get(`/api/v1/tenants/${tenant}`)).status);
+    expect(new Set(after)).toEqual(new Set([200]));
     await expect
       .poll(async () => (await readyz()).body.checks.notify, { timeout: 3_000, interval: 100 })
       .toBe("SERVING");
     expect((await readyz()).status).toBe(200);
+  });
+
+  it("opens one connection to a downstream, shared by its calls, its health checks and its other clients", async () => {
+    // A TCP relay in front of notify counts the connections the replica opens to it.
+    let accepted = 0;
+    const target = stack.notify.listening.grpcPort as number;
+    const relay = createServer((socket) => {
+      accepted += 1;
+      const upstream = connect(target, "127.0.0.1");
+      socket.pipe(upstream).pipe(socket);
+      const end = () => (socket.destroy(), upstream.destroy());
+      socket.on("error", end).on("close", end);
+      upstream.on("error", end).on("close", end);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    try {
+      const replica = await stack.startGateway({ NOTIFY_ADDR: `127.0.0.1:${(relay.address() as AddressInfo).port}` });
+      const url = `http://127.0.0.1:${replica.listening.port as number}`;
+      const headers = { authorization: `Bearer ${key}` };
+      // A send (NotificationService), a tenant read (TenantService), an activity poll (ProjectionService).
+      expect((await send(url)).status).toBe(200);
+      expect((await fetch(`${url}/api/v1/tenants/${tenant}`, { headers })).status).toBe(200);
+      expect((await fetch(`${url}/api/v1/tenants/${tenant}/activity`, { headers })).status).toBe(200);
+      // Health checks every second: two more.
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      expect(((await (await fetch(`${url}/readyz`)).json()) as { checks: { notify: string } }).checks.notify).toBe(
+        "SERVING",
+      );
+      expect(accepted).toBe(1);
+      await replica.stop();
+    } finally {
+      relay.close();
+    }
   });
 
   it("on SIGTERM answers /readyz 503 at once yet goes on serving for SHUTDOWN_DRAIN_DELAY, then exits 0", async () => {

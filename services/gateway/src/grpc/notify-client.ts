@@ -1,3 +1,4 @@
+import type { ChannelInterface } from "@grpc/grpc-js";
 import { NotificationServiceService, TenantServiceService } from "@platform/proto/notify/v1";
 import { ActivationServiceService } from "@platform/proto/notify/v1/activation";
 import { UsageServiceService } from "@platform/proto/notify/v1/usage";
@@ -26,6 +27,6 @@ const notifyServices = {
 
 export type NotifyClient = ServiceClient<typeof notifyServices>;
 
-export function createNotifyClient(address: string, timeoutMs: number): NotifyClient {
-  return createClient(notifyServices, address, { timeoutMs });
+export function createNotifyClient(channelOrAddress: ChannelInterface | string, timeoutMs: number): NotifyClient {
+  return createClient(notifyServices, channelOrAddress, { timeoutMs });
 }

@@ -1,3 +1,4 @@
+import type { ChannelInterface } from "@grpc/grpc-js";
 import { ProjectionServiceService } from "@platform/proto/notify/v1/projections";
 import { createClient, type ServiceClient } from "@platform/service-kit/grpc-client";
 
@@ -7,6 +8,9 @@ import { createClient, type ServiceClient } from "@platform/service-kit/grpc-cli
  */
 export type ProjectionClient = ServiceClient<typeof ProjectionServiceService>;
 
-export function createProjectionClient(address: string, timeoutMs: number): ProjectionClient {
-  return createClient(ProjectionServiceService, address, { timeoutMs });
+export function createProjectionClient(
+  channelOrAddress: ChannelInterface | string,
+  timeoutMs: number,
+): ProjectionClient {
+  return createClient(ProjectionServiceService, channelOrAddress, { timeoutMs });
 }
