@@ -25,6 +25,9 @@ import { createHash, randomUUID } from "node:crypto";
 import { Server, ServerCredentials, type ServiceDefinition } from "@grpc/grpc-js";
 import { AckPolicy, connect, headers as natsHeaders, type JsMsg, type NatsConnection } from "nats";
 import pg from "pg";
+import { FLOOR_C_STATEMENTS } from "./notify-floor-c-schema.js";
+
+const { claim, outcome, stored } = FLOOR_C_STATEMENTS;
 
 interface SendRequest {
   tenantId: string;
@@ -45,53 +48,6 @@ interface SendResult {
   type: string;
   createdAt: string;
 }
-
-const claim = {
-  name: "floor_c_claim",
-  text: `with tenant as (
-           select id from bench_floor_c.tenants t where id = $1 and activated and channel_ready
-             and not exists (select 1 from bench_floor_c.recipient_opt_outs o where o.tenant_id = t.id and o.recipient = $5)
-         ), claimed as (
-           insert into bench_floor_c.idempotency_keys (scope, key, fingerprint, state, owner, locked_until, expires_at)
-           select $1, $2, $3, 'in_progress', $4, now() + interval '30 seconds', now() + interval '24 hours' from tenant
-           on conflict (scope, key) do nothing
-           returning 1
-         ), command as (
-           insert into bench_floor_c.notification_commands (id, tenant_id, idempotency_key, type, recipient, state)
-           select $6, $1, $2, $7, $5, 'dispatching' from claimed
-           returning created_at
-         ), entry as (
-           insert into bench_floor_c.conversation_messages
-             (id, tenant_id, recipient, notification_id, type, text, state, actor_reference, delegation_reference)
-           select $8, $1, $5, $6, $7, $9, 'unknown', $10, $11 from command
-           returning 1
-         )
-         select (select created_at from command) as created_at, (select count(*) from entry) as entries`,
-};
-const outcome = {
-  name: "floor_c_outcome",
-  text: `with command as (
-           update bench_floor_c.notification_commands set state = $2, updated_at = now() where id = $1
-           returning 1
-         ), entry as (
-           update bench_floor_c.conversation_messages set state = $2, updated_at = now() where notification_id = $1
-           returning 1
-         ), provider as (
-           insert into bench_floor_c.provider_messages (notification_id, provider, provider_message_id)
-           values ($1, 'sandbox', $3) returning 1
-         ), completed as (
-           update bench_floor_c.idempotency_keys set state = 'completed', result = $6::jsonb
-           where scope = $4 and key = $5 and state = 'in_progress'
-           returning 1
-         ), announced as (
-           insert into bench_floor_c.outbox (event_id, subject, payload) values ($7, $8, $9) returning 1
-         )
-         select (select count(*) from command) as commands`,
-};
-const stored = {
-  name: "floor_c_stored",
-  text: "select fingerprint, result from bench_floor_c.idempotency_keys where scope = $1 and key = $2",
-};
 
 /** The in-process sandbox provider: accepts every message, sends nothing outside the process. */
 const sandbox = (): Promise<{ kind: "sent"; providerMessageId: string }> =>

@@ -11,7 +11,7 @@ export const name = "20261127120000_channel_pacing";
  * detail, so the whole statement rolls back: no key, no count, no command, no transcript, no event.
  * An empty key skips pacing.
  */
-const recordSendV3 = `
+export const recordSendV3 = `
     create function record_send(
       p_tenant text, p_key text, p_fingerprint text, p_owner uuid, p_lease_secs double precision,
       p_ttl_secs double precision, p_notification_id text, p_entry_id text, p_recipient text, p_type text,

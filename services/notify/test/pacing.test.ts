@@ -275,6 +275,50 @@ describe("pacing per number across two notify servers on one database (real Post
     expect(rows.map((r) => r.pace_key)).toEqual(["whatsapp:1065", "whatsapp:2077"]);
   });
 
+  it("takes a slot with one write of the number's row: one WAL record of channel_pace per admitted send, no lock record", async () => {
+    // pg_walinspect reads the records the sends wrote; those of the number's row name its relfilenode.
+    await db.raw("create extension if not exists pg_walinspect");
+    const store = createNotificationStore(db, db as unknown as pg.Pool);
+    const paced = async (i: number) => {
+      const recorded = await store.record({
+        tenantId: "beta",
+        idempotencyKey: `wal-${i}`,
+        fingerprint: "wal",
+        owner: "00000000-0000-4000-8000-000000000001",
+        notificationId: `ntf_wal${String(i).padStart(21, "0")}`,
+        transcriptEntryId: `msg_wal${String(i).padStart(21, "0")}`,
+        recipient: `+4477009${String(20000 + i)}`,
+        type: "reminder",
+        text: "reminder",
+        actorReference: "crm",
+        delegationReference: null,
+        requestId: `req-wal-${i}`,
+        leaseMs: 30_000,
+        ttlMs: 3_600_000,
+        testingAllowance: 1000,
+        // A pace with room for every send of this test.
+        pace: { key: "whatsapp:wal", perSecond: 1000, burst: 1000 },
+      });
+      expect(recorded.recorded).toBe(true);
+    };
+    await paced(0); // makes the number's row
+    const { rows: rel } = await db.raw<{ rows: { node: string }[] }>(
+      "select pg_relation_filenode('channel_pace')::text as node",
+    );
+    const lsn = async () =>
+      (await db.raw<{ rows: { lsn: string }[] }>("select pg_current_wal_flush_lsn()::text as lsn")).rows[0]!.lsn;
+    const from = await lsn();
+    for (let i = 1; i <= 3; i++) await paced(i);
+    const to = await lsn();
+    const { rows } = await db.raw<{ rows: { record_type: string }[] }>(
+      `select record_type from pg_get_wal_records_info(?::pg_lsn, ?::pg_lsn)
+        where resource_manager = 'Heap' and block_ref like ?`,
+      [from, to, `%/${rel[0]!.node} %`],
+    );
+    // Before (select … for update, then update): LOCK and HOT_UPDATE for each send.
+    expect(rows.map((r) => r.record_type)).toEqual(["HOT_UPDATE", "HOT_UPDATE", "HOT_UPDATE"]);
+  });
+
   it("never takes a slot for a send refused for another reason or a repeat of a key", async () => {
     await db("recipient_opt_outs").insert({ tenant_id: "beta", recipient: "447700900999" });
     const optedOut = { ...request("beta", "opted-out"), to: "+447700900999" };
