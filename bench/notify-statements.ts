@@ -26,7 +26,7 @@ import { createScratchDatabase } from "@platform/local-stack/postgres-databases"
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { migrations } from "@platform/notify/migrations";
 import { recordSendV3 } from "@platform/notify/migrations/20261127120000_channel_pacing";
-import { recordSendV4 } from "@platform/notify/migrations/20261128130000_pace_in_one_update";
+import { recordSendV4 } from "@platform/notify/migrations/20261128130000_pace_without_row_lock";
 import { createNotificationStore } from "@platform/notify/db/notification-store";
 import pg from "pg";
 import { FLOOR_C_SCHEMA, FLOOR_C_STATEMENTS } from "./notify-floor-c-schema.js";

@@ -14,7 +14,7 @@ import * as providerCallbacks from "./20261127110000_provider_callbacks.js";
 import * as channelPacing from "./20261127120000_channel_pacing.js";
 import * as tenantChannelAnnouncements from "./20261127130000_tenant_channel_announcements.js";
 import * as conversationMessagesByNotification from "./20261127190000_conversation_messages_by_notification.js";
-import * as paceInOneUpdate from "./20261128130000_pace_in_one_update.js";
+import * as paceWithoutRowLock from "./20261128130000_pace_without_row_lock.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -33,5 +33,5 @@ export const migrations: Migration[] = [
   channelPacing,
   tenantChannelAnnouncements,
   conversationMessagesByNotification,
-  paceInOneUpdate,
+  paceWithoutRowLock,
 ];

@@ -7,6 +7,7 @@
  * machine runs them, a slot never frees up during a test; passing time is simulated by moving the
  * number's row back (what waiting Retry-After does), and the waits are checked against the row.
  */
+import { createHash } from "node:crypto";
 import { credentials, type ServiceError } from "@grpc/grpc-js";
 import { startCloudApiStub, type CloudApiStub } from "@platform/local-stack/cloud-api-stub";
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
@@ -122,8 +123,8 @@ describe("pacing per number across two notify servers on one database (real Post
     await scratch?.drop();
   });
   beforeEach(async () => {
-    // Every test starts with idle numbers and an empty stand-in.
-    await db("channel_pace").delete();
+    // Every test starts with idle numbers (no pace sequence: the next send makes it) and an empty stand-in.
+    for (const name of await paceSequences()) await db.raw(`drop sequence ${name}`);
     stub.requests.length = 0;
   });
 
@@ -147,11 +148,25 @@ describe("pacing per number across two notify servers on one database (real Post
       ),
     );
 
+  /** The pace sequences there are (one per number that has had a send), by name. */
+  const paceSequences = async () =>
+    (
+      await db.raw<{ rows: { name: string }[] }>(
+        "select relname as name from pg_class where relkind = 'S' and relname like 'pace\\_%' order by 1",
+      )
+    ).rows.map((r) => r.name);
+  const md5 = (text: string) => createHash("md5").update(text).digest("hex");
   const retryAfterOf = (answer: Answer) => (answer.ok ? undefined : answer.error.metadata.get("retry-after")[0]);
   const codeOf = (answer: Answer) => (answer.ok ? "ok" : String(answer.error.metadata.get("error-code")[0]));
   const dbNow = async () => (await db.raw<{ rows: { now: Date }[] }>("select clock_timestamp() as now")).rows[0]!.now;
+  /** A number's theoretical arrival time: its pace sequence holds it in microseconds since 1970. */
   const tatOf = async (key: string) =>
-    (await db("channel_pace").first<{ tat: Date }>("tat").where({ pace_key: key })).tat;
+    new Date(
+      Number(
+        (await db.raw<{ rows: { us: string }[] }>("select pg_sequence_last_value(pace_sequence(?)) as us", [key]))
+          .rows[0]!.us,
+      ) / 1000,
+    );
 
   /** What a tenant's sends left behind: keys, counted sends, commands, transcript entries, events. */
   async function traces(tenantId: string) {
@@ -238,10 +253,11 @@ describe("pacing per number across two notify servers on one database (real Post
     expect(await db("idempotency_keys").where({ scope: "acme", key: "refused-then-sent" })).toEqual([]);
     expect(stub.requests.length).toBe(calls);
 
-    // Waiting Retry-After, simulated: the number's row moves back by that much.
-    await db("channel_pace")
-      .where({ pace_key: "whatsapp:1065" })
-      .update({ tat: db.raw("tat - make_interval(secs => ?)", [retryAfter]) });
+    // Waiting Retry-After, simulated: the number's arrival time moves back by that much.
+    await db.raw(
+      "select setval(pace_sequence(?), pg_sequence_last_value(pace_sequence(?)) - ?::bigint * 1000000, true)",
+      ["whatsapp:1065", "whatsapp:1065", retryAfter],
+    );
     const retried = await Promise.all([send(1, refusedRequest), send(0, refusedRequest)]);
     const afterRetry = await Promise.all([send(1, refusedRequest)]);
     const all = [...retried, ...afterRetry];
@@ -271,52 +287,63 @@ describe("pacing per number across two notify servers on one database (real Post
       "partner.channel_rate_limited",
       "partner.channel_rate_limited",
     ]);
-    const rows = await db("channel_pace").select<{ pace_key: string }[]>("pace_key").orderBy("pace_key");
-    expect(rows.map((r) => r.pace_key)).toEqual(["whatsapp:1065", "whatsapp:2077"]);
+    // One sequence per number.
+    expect(await paceSequences()).toEqual([`pace_${md5("whatsapp:1065")}`, `pace_${md5("whatsapp:2077")}`].sort());
   });
 
-  it("takes a slot with one write of the number's row: one WAL record of channel_pace per admitted send, no lock record", async () => {
-    // pg_walinspect reads the records the sends wrote; those of the number's row name its relfilenode.
-    await db.raw("create extension if not exists pg_walinspect");
+  it("takes a slot without holding anything until the commit: a send through a number whose other send has not committed takes its slot at once", async () => {
     const store = createNotificationStore(db, db as unknown as pg.Pool);
-    const paced = async (i: number) => {
-      const recorded = await store.record({
+    const recordSend = (i: number) =>
+      store.record({
         tenantId: "beta",
-        idempotencyKey: `wal-${i}`,
-        fingerprint: "wal",
+        idempotencyKey: `open-${i}`,
+        fingerprint: "open",
         owner: "00000000-0000-4000-8000-000000000001",
-        notificationId: `ntf_wal${String(i).padStart(21, "0")}`,
-        transcriptEntryId: `msg_wal${String(i).padStart(21, "0")}`,
+        notificationId: `ntf_open${String(i).padStart(20, "0")}`,
+        transcriptEntryId: `msg_open${String(i).padStart(20, "0")}`,
         recipient: `+4477009${String(20000 + i)}`,
         type: "reminder",
         text: "reminder",
         actorReference: "crm",
         delegationReference: null,
-        requestId: `req-wal-${i}`,
+        requestId: `req-open-${i}`,
         leaseMs: 30_000,
         ttlMs: 3_600_000,
         testingAllowance: 1000,
-        // A pace with room for every send of this test.
-        pace: { key: "whatsapp:wal", perSecond: 1000, burst: 1000 },
+        pace: { key: "whatsapp:open", perSecond: 1000, burst: 1000 },
       });
-      expect(recorded.recorded).toBe(true);
-    };
-    await paced(0); // makes the number's row
-    const { rows: rel } = await db.raw<{ rows: { node: string }[] }>(
-      "select pg_relation_filenode('channel_pace')::text as node",
-    );
-    const lsn = async () =>
-      (await db.raw<{ rows: { lsn: string }[] }>("select pg_current_wal_flush_lsn()::text as lsn")).rows[0]!.lsn;
-    const from = await lsn();
-    for (let i = 1; i <= 3; i++) await paced(i);
-    const to = await lsn();
-    const { rows } = await db.raw<{ rows: { record_type: string }[] }>(
-      `select record_type from pg_get_wal_records_info(?::pg_lsn, ?::pg_lsn)
-        where resource_manager = 'Heap' and block_ref like ?`,
-      [from, to, `%/${rel[0]!.node} %`],
-    );
-    // Before (select … for update, then update): LOCK and HOT_UPDATE for each send.
-    expect(rows.map((r) => r.record_type)).toEqual(["HOT_UPDATE", "HOT_UPDATE", "HOT_UPDATE"]);
+    expect((await recordSend(0)).recorded).toBe(true); // makes the number's sequence
+    // Another tenant's send through the number (its own month's count, its own key), on a
+    // connection of its own, its transaction left open: it holds what it took until its commit.
+    const open = new pg.Client({ connectionString: scratch.url, options: `-c search_path=${NOTIFY_SCHEMA}` });
+    await open.connect();
+    try {
+      await open.query("begin");
+      const { rows } = await open.query<{ outcome: string }>(
+        `select outcome from record_send('acme', 'open-held', 'f', '00000000-0000-4000-8000-000000000002', 30, 3600,
+           'ntf_openheld00000000000000', 'msg_openheld00000000000000', '+447700930000', 'reminder', 'x', 'crm', null,
+           'req', 1000, 800, '', '', ''::bytea, '', '', ''::bytea, '', 'whatsapp:open', 0.001, 0.999)`,
+      );
+      expect(rows[0]!.outcome).toBe("recorded");
+      // Another send through the same number: before (the number's row updated by each send and
+      // locked until its commit) it waited for that commit, here it gave up after 2 s.
+      await db.raw("set statement_timeout = 2000");
+      try {
+        const started = performance.now();
+        expect((await recordSend(1)).recorded).toBe(true);
+        expect(performance.now() - started).toBeLessThan(1_000);
+      } finally {
+        await db.raw("set statement_timeout = 0");
+      }
+    } finally {
+      await open.query("rollback").catch(() => undefined);
+      await open.end();
+    }
+    // The send left open was rolled back: two sends recorded. Its slot stays taken (a sequence is
+    // not transactional): one slot short, never one too many.
+    expect(await db("notification_commands").where("idempotency_key", "like", "open-%").count({ n: "*" })).toEqual([
+      { n: "2" },
+    ]);
   });
 
   it("never takes a slot for a send refused for another reason or a repeat of a key", async () => {
