@@ -3,25 +3,6 @@ import { recordSendV3 } from "./20261127120000_channel_pacing.js";
 
 export const name = "20261128130000_pace_without_row_lock";
 
-/** record_send's pacing step as 20261127120000_channel_pacing wrote it. */
-const rowLockedStep = `
-      if p_pace_key <> '' then
-        select tat into v_tat from channel_pace where pace_key = p_pace_key for update;
-        if not found then
-          insert into channel_pace (pace_key, tat) values (p_pace_key, '-infinity') on conflict (pace_key) do nothing;
-          select tat into v_tat from channel_pace where pace_key = p_pace_key for update;
-        end if;
-        v_now := clock_timestamp();
-        v_tat := greatest(v_tat, v_now);
-        v_wait := extract(epoch from (v_tat - v_now)) - p_pace_tolerance;
-        if v_wait > 0 then
-          -- Over the pace: the whole statement (key, count, command, transcript, events) rolls back.
-          raise exception using errcode = 'PN429', message = 'channel paced', detail = v_wait::text;
-        end if;
-        update channel_pace set tat = v_tat + make_interval(secs => p_pace_interval)
-        where pace_key = p_pace_key;
-      end if;`;
-
 /**
  * The same GCRA step with the number's theoretical arrival time in a sequence of its own
  * (pace_sequence: microseconds since 1970), read and set under a session advisory lock that is
@@ -34,6 +15,8 @@ const rowLockedStep = `
  * committed (its commit record comes after the slot's).
  */
 const sequenceStep = `
+      -- Pacing (GCRA, domain/pacing.ts): last, so a send refused above never takes a slot. The
+      -- number's lock is held only while its sequence is read and set, never until the commit.
       if p_pace_key <> '' then
         v_pace := pace_sequence(p_pace_key);
         v_pace_lock := hashtextextended('notify.pace|' || p_pace_key, 0);
@@ -90,9 +73,24 @@ function replaced(text: string, from: string, to: string): string {
   return text.replace(from, to);
 }
 
+/**
+ * record_send's pacing step as 20261127120000_channel_pacing wrote it, its comment included: up to
+ * the line after it (`outcome := 'recorded'`), taken from that migration's text.
+ */
+function rowLockedStepOf(text: string): string {
+  const start = text.indexOf("\n      -- Pacing (GCRA");
+  const end = text.indexOf("\n      outcome := 'recorded';", start);
+  if (start < 0 || end < 0) throw new Error(`${name}: record_send's pacing step was not found`);
+  return text.slice(start, end);
+}
+
 /** record_send (the same 26 arguments, the same answers) pacing through pace_sequence. */
 export const recordSendV4 = replaced(
-  replaced(replaced(recordSendV3, "create function", "create or replace function"), rowLockedStep, sequenceStep),
+  replaced(
+    replaced(recordSendV3, "create function", "create or replace function"),
+    rowLockedStepOf(recordSendV3),
+    sequenceStep,
+  ),
   "      v_wait double precision;\n",
   "      v_wait double precision;\n      v_pace regclass;\n      v_pace_lock bigint;\n      v_now_us bigint;\n      v_tat_us bigint;\n",
 );
