@@ -25,8 +25,7 @@ import { readFileSync } from "node:fs";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { migrations } from "@platform/notify/migrations";
-import { recordSendV3 } from "@platform/notify/migrations/20261127120000_channel_pacing";
-import { recordSendV4 } from "@platform/notify/migrations/20261128130000_pace_without_row_lock";
+import { recordSendV3InPlace, recordSendV4 } from "@platform/notify/migrations/20261128130000_pace_without_row_lock";
 import { createNotificationStore } from "@platform/notify/db/notification-store";
 import pg from "pg";
 import { FLOOR_C_SCHEMA, FLOOR_C_STATEMENTS } from "./notify-floor-c-schema.js";
@@ -160,7 +159,7 @@ export async function measureSendStatements(options: StatementOptions): Promise<
       {
         path: "notify, pacing by lock then update (before 20261128130000)",
         pid: notifyPid,
-        before: () => db.raw(recordSendV3.replace("create function", "create or replace function")),
+        before: () => db.raw(recordSendV3InPlace),
         send: notifySend,
       },
       { path: "floor (c) (claim, outcome)", pid: floorPid, send: floorSend },

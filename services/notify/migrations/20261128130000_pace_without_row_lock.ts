@@ -84,13 +84,12 @@ function rowLockedStepOf(text: string): string {
   return text.slice(start, end);
 }
 
+/** The previous record_send, as a statement that replaces the function in place (up's base, down's whole). */
+export const recordSendV3InPlace = replaced(recordSendV3, "create function", "create or replace function");
+
 /** record_send (the same 26 arguments, the same answers) pacing through pace_sequence. */
 export const recordSendV4 = replaced(
-  replaced(
-    replaced(recordSendV3, "create function", "create or replace function"),
-    rowLockedStepOf(recordSendV3),
-    sequenceStep,
-  ),
+  replaced(recordSendV3InPlace, rowLockedStepOf(recordSendV3), sequenceStep),
   "      v_wait double precision;\n",
   "      v_wait double precision;\n      v_pace regclass;\n      v_pace_lock bigint;\n      v_now_us bigint;\n      v_tat_us bigint;\n",
 );
@@ -106,7 +105,7 @@ export async function up(db: Knex): Promise<void> {
 }
 
 export async function down(db: Knex): Promise<void> {
-  await db.raw(replaced(recordSendV3, "create function", "create or replace function"));
+  await db.raw(recordSendV3InPlace);
   const { rows } = await db.raw<{ rows: { name: string }[] }>(
     "select relname as name from pg_class where relkind = 'S' and relname like 'pace\\_%' and relnamespace = current_schema()::regnamespace",
   );
