@@ -269,6 +269,7 @@ export function createLedgerStore(db: Knex): LedgerStore {
           .limit(1, { skipBinding: true }),
       );
       const delivery = found(row);
+      const day = utcDay(delivery.createdAt);
       const attempts = await queryPrepared<AttemptRow>(
         db,
         db("attempts")
@@ -285,8 +286,8 @@ export function createLedgerStore(db: Knex): LedgerStore {
           // The delivery's UTC day: one partition read (a day range, as created_at may carry
           // microseconds a Date does not).
           .where({ delivery_id: deliveryId })
-          .andWhere("delivery_created_at", ">=", utcDay(delivery.createdAt).start)
-          .andWhere("delivery_created_at", "<", utcDay(delivery.createdAt).end)
+          .andWhere("delivery_created_at", ">=", day.start)
+          .andWhere("delivery_created_at", "<", day.end)
           .orderBy("number", "asc"),
       );
       return {
