@@ -86,12 +86,15 @@ describe("rate limiting across a fleet of gateways", () => {
 
   /**
    * Waits until every gateway has logged that it counts `size` (it logs each change, with the
-   * time it learned it); says how long after `since` (epoch ms) the last of them did. Fails once
-   * `boundMs` + SEEN have passed since `since` without that.
+   * time it learned it) at or after `from` (epoch ms, taken before the test made the change); says
+   * how long after `since` (the change, as its maker logged it) the last of them did: at most 0
+   * when they all learned it before that line (a joiner's row is in the table, and counted by the
+   * others' beats, a moment before it logs). Fails once `boundMs` + SEEN have passed since `since`
+   * without that.
    */
-  async function untilCounted(gateways: ServiceProcess[], size: number, since: number, boundMs: number) {
+  async function untilCounted(gateways: ServiceProcess[], size: number, since: number, boundMs: number, from = since) {
     for (;;) {
-      const times = gateways.map((g) => loggedAt(g, "gateway fleet size", { fleetSize: size }, since));
+      const times = gateways.map((g) => loggedAt(g, "gateway fleet size", { fleetSize: size }, from));
       if (times.every((t) => t !== undefined)) return Math.max(...times) - since;
       if (Date.now() - since > boundMs + SEEN) {
         const sizes = await Promise.all(gateways.map(fleetSizeOf));
@@ -126,12 +129,13 @@ describe("rate limiting across a fleet of gateways", () => {
   }
 
   it("admits the documented burst over three gateways, within one request, and states the fleet's policy", async () => {
+    const started = Date.now();
     const [second, third] = await Promise.all([startGateway(), startGateway()]);
     const fleet = live();
     expect(fleet).toHaveLength(3);
     // Each gateway counts itself before it listens; the others count it at their next beat.
     const joined = Math.max(...[second, third].map((g) => loggedAt(g, "gateway fleet size", {}, 0)!));
-    expect(await untilCounted(fleet, 3, joined, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    expect(await untilCounted(fleet, 3, joined, INTERVAL, started)).toBeLessThanOrEqual(INTERVAL + SEEN);
     expect(await Promise.all(fleet.map(fleetSizeOf))).toEqual([3, 3, 3]); // the gauge says the same
     const seen = await burst(fleet, 50);
     // 100/3 = 33 1/3 per gateway: 33 each, 99 in all. Not 300 (no split) and not 33 (one share).
@@ -146,6 +150,7 @@ describe("rate limiting across a fleet of gateways", () => {
 
   it("gives the two gateways left after a SIGTERM the whole burst within one heartbeat interval of its leaving", async () => {
     const [first, second, third] = live();
+    const stopped = Date.now();
     expect(await third!.stop("SIGTERM")).toBe(0);
     expect(await memberRows()).toBe(2); // it deleted its row before exiting
     const leftAt = await untilLogged(third!, "left the fleet");
@@ -153,19 +158,20 @@ describe("rate limiting across a fleet of gateways", () => {
     // admits more than the limit because of a stopping gateway.
     expect(leftAt).toBeGreaterThanOrEqual(await untilLogged(third!, "shutting down"));
     const left = [first!, second!];
-    expect(await untilCounted(left, 2, leftAt, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    expect(await untilCounted(left, 2, leftAt, INTERVAL, stopped)).toBeLessThanOrEqual(INTERVAL + SEEN);
     const seen = await burst(left, 75);
     expect(seen.admitted).toEqual([50, 50]);
     expect(seen.total).toBe(BURST);
   });
 
   it("counts a joining gateway at once on it and within one interval on the others, shrinking each share", async () => {
+    const started = Date.now();
     const fourth = await startGateway();
     // It counted itself and the two live others before it listened.
     const joined = loggedAt(fourth, "gateway fleet size", { fleetSize: 3 }, 0)!;
     expect(joined).toBeLessThanOrEqual(loggedAt(fourth, "listening", {}, 0)!);
     const fleet = live();
-    expect(await untilCounted(fleet, 3, joined, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    expect(await untilCounted(fleet, 3, joined, INTERVAL, started)).toBeLessThanOrEqual(INTERVAL + SEEN);
     const seen = await burst(fleet, 50);
     expect(seen.admitted).toEqual([33, 33, 33]);
   });
@@ -190,11 +196,12 @@ describe("rate limiting across a fleet of gateways", () => {
   });
 
   it("shrinks every share to a quarter when the fleet grows to four, still admitting the burst", async () => {
+    const started = Date.now();
     const [fifth, sixth] = await Promise.all([startGateway(), startGateway()]);
     const fleet = live();
     expect(fleet).toHaveLength(4);
     const joined = Math.max(...[fifth, sixth].map((g) => loggedAt(g, "gateway fleet size", {}, 0)!));
-    expect(await untilCounted(fleet, 4, joined, INTERVAL)).toBeLessThanOrEqual(INTERVAL + SEEN);
+    expect(await untilCounted(fleet, 4, joined, INTERVAL, started)).toBeLessThanOrEqual(INTERVAL + SEEN);
     const seen = await burst(fleet, 40);
     expect(seen.admitted).toEqual([25, 25, 25, 25]);
     expect(seen.total).toBe(BURST);
