@@ -23,7 +23,7 @@
  * Commits per send for each path (400 sends each, pg_stat_database, next to the same window with no
  * sends). Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating
  * notify, (c), (a) twice, with CPU ms per send per process over both (/proc; Postgres: the bench
- * database's backends); then two rounds of open loops at half the notify path's measured peak
+ * database's backends) and the write system calls per send of each (/proc/<pid>/io); then two rounds of open loops at half the notify path's measured peak
  * (requests on a fixed schedule whatever the answers; latency from the scheduled time; the first
  * second a warm-up), the second after BENCH_IDLE seconds (default 45) with nothing sent, each
  * through the notify path and through floor (c) at the same rate (each path's second round after an
@@ -322,7 +322,22 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-/** CPU used by each process and by this database's Postgres backends while `work` runs. */
+/**
+ * Write system calls (write, writev, sendmsg: /proc/<pid>/io's syscw) a process has made so far; 0
+ * when unreadable. On a virtual machine a socket write is among the dearest things a send does.
+ */
+function writeCalls(pid: number): number {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU used by each process and by this database's Postgres backends while `work` runs, in
+ * seconds; beside each, under `<name> writes`, the write system calls it made meanwhile.
+ */
 async function cpuDuring<T>(
   db: pg.Client,
   processes: Record<string, number>,
@@ -334,13 +349,23 @@ async function cpuDuring<T>(
         "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
       )
     ).rows.map((r) => r.pid);
-  const before = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
-  const pgBefore = new Map((await backends()).map((pid) => [pid, cpuSeconds(pid)]));
+  const reading = (pid: number) => ({ cpu: cpuSeconds(pid), writes: writeCalls(pid) });
+  const before = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, reading(pid)]));
+  const pgBefore = new Map((await backends()).map((pid) => [pid, reading(pid)]));
   const result = await work();
-  const cpu = Object.fromEntries(
-    Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid) - before[name]!]),
-  );
-  cpu.postgres = (await backends()).reduce((sum, pid) => sum + cpuSeconds(pid) - (pgBefore.get(pid) ?? 0), 0);
+  const cpu: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(processes)) {
+    const now = reading(pid);
+    cpu[name] = now.cpu - before[name]!.cpu;
+    cpu[`${name} writes`] = now.writes - before[name]!.writes;
+  }
+  cpu.postgres = 0;
+  cpu["postgres writes"] = 0;
+  for (const pid of await backends()) {
+    const now = reading(pid);
+    cpu.postgres += now.cpu - (pgBefore.get(pid)?.cpu ?? 0);
+    cpu["postgres writes"] += now.writes - (pgBefore.get(pid)?.writes ?? 0);
+  }
   return { result, cpu };
 }
 
@@ -766,6 +791,17 @@ async function main() {
         `floor (c): koa ${fixed(cpu.floorC.koa)}, grpc ${fixed(cpu.floorC.grpc)}, postgres ${fixed(cpu.floorC.postgres)}; ` +
         `floor (d): koa ${fixed(cpu.floorD.koa)}, grpc ${fixed(cpu.floorD.grpc)}, postgres ${fixed(cpu.floorD.postgres)}; ` +
         `floor (a): koa ${fixed(cpu.floor.koa)}, grpc ${fixed(cpu.floor.grpc)}, postgres ${fixed(cpu.floor.postgres)}`,
+    );
+    // Write system calls per send (each a socket write, or a log line to a file): where a send's
+    // writes go, path by path.
+    const writesPerSend = (path: keyof typeof cpuOf, names: string[]) =>
+      names
+        .map((name) => `${name} ${((cpuOf[path].get(`${name} writes`) ?? 0) / sendsOf[path]).toFixed(2)}`)
+        .join(", ");
+    console.log(
+      `write system calls per send, closed loops: notify path: ${writesPerSend("notify", ["gateway", "notify", "postgres"])}; ` +
+        `floor (c): ${writesPerSend("floorC", ["koa", "grpc", "postgres"])}; floor (d): ${writesPerSend("floorD", ["koa", "grpc", "postgres"])}; ` +
+        `floor (a): ${writesPerSend("floor", ["koa", "grpc", "postgres"])}`,
     );
     console.log(
       `CPU per send against floor (c): gateway + notify ${fixed(ours)} / ${fixed(theirs)} = ${fixed(cpuRatio)}x (target <= 1.5: ${verdict(cpuRatio <= 1.5)}); ` +
