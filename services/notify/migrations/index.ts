@@ -15,6 +15,7 @@ import * as channelPacing from "./20261127120000_channel_pacing.js";
 import * as tenantChannelAnnouncements from "./20261127130000_tenant_channel_announcements.js";
 import * as conversationMessagesByNotification from "./20261127190000_conversation_messages_by_notification.js";
 import * as paceWithoutRowLock from "./20261128130000_pace_without_row_lock.js";
+import * as allowanceEventsOnDemand from "./20261128140000_allowance_events_on_demand.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -34,4 +35,5 @@ export const migrations: Migration[] = [
   tenantChannelAnnouncements,
   conversationMessagesByNotification,
   paceWithoutRowLock,
+  allowanceEventsOnDemand,
 ];

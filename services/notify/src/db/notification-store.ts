@@ -5,6 +5,7 @@ import type { ChannelOutcome } from "../domain/channel-provider.js";
 import type { DeliveryState, NotificationType } from "../domain/notification.js";
 import { sendRefusalError, type SendRefusal } from "../domain/send-preconditions.js";
 import {
+  ALLOWANCE_EVENT_NEEDED_SQLSTATE,
   allowanceThresholdEventId,
   allowanceThresholdObject,
   thresholdSends,
@@ -202,59 +203,73 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
       // One statement (record_send, in the migration): claim, preconditions, allowance, command
       // and transcript entry, committed together or not at all. record_send is the atomic
       // enforcement of domain/send-preconditions.ts (the same table of cases tests both).
-      // The allowance's 80% and 100% events are built here and written by record_send only when
-      // this send is the one that reaches the threshold (once per tenant and month).
+      // The allowance's 80% and 100% events are written by record_send only when this send is the
+      // one that reaches the threshold (once per tenant and month). Each goes first as its id
+      // alone; the send that reaches one is refused with ALLOWANCE_EVENT_NEEDED_SQLSTATE before
+      // anything is kept, and sent again with the events built (migration 20261128140000).
       const month = new Date().toISOString().slice(0, 7);
-      const threshold = (name: AllowanceThreshold) =>
-        events?.entryOf({
-          id: allowanceThresholdEventId(send.tenantId, month, name),
+      const threshold = (name: AllowanceThreshold, built: boolean) => {
+        if (!events) return undefined;
+        const id = allowanceThresholdEventId(send.tenantId, month, name);
+        if (!built) return { eventId: id, subject: "", payload: Buffer.alloc(0) };
+        return events.entryOf({
+          id,
           type: TESTING_ALLOWANCE_THRESHOLD_CROSSED,
           tenantId: send.tenantId,
           occurredAt: new Date(),
           object: allowanceThresholdObject(send.tenantId, month, name, send.testingAllowance),
           traceparent: send.traceparent,
         });
-      const warn = threshold("80_percent");
-      const full = threshold("100_percent");
+      };
       const gcra = send.pace && gcraParameters(send.pace);
-      const rows = await queryRows<{
-        outcome: RecordOutcome;
-        recorded_at: Date;
-        month_sends: number | null;
-        announced: number;
-      }>(pool, recordSendSql, [
-        send.tenantId,
-        send.idempotencyKey,
-        send.fingerprint,
-        send.owner,
-        send.leaseMs / 1000,
-        send.ttlMs / 1000,
-        send.notificationId,
-        send.transcriptEntryId,
-        send.recipient,
-        send.type,
-        send.text,
-        send.actorReference,
-        send.delegationReference,
-        send.requestId,
-        send.testingAllowance,
-        thresholdSends(send.testingAllowance, "80_percent"),
-        warn?.eventId ?? "",
-        warn?.subject ?? "",
-        warn ? Buffer.from(warn.payload) : Buffer.alloc(0),
-        full?.eventId ?? "",
-        full?.subject ?? "",
-        full ? Buffer.from(full.payload) : Buffer.alloc(0),
-        send.traceparent ?? null,
-        send.pace?.key ?? "",
-        gcra?.intervalSeconds ?? 0,
-        gcra?.toleranceSeconds ?? 0,
-      ]).catch((error: unknown) => {
-        // Over the number's pace: record_send raised, so nothing of this send was committed.
-        if ((error as { code?: unknown }).code === PACED_SQLSTATE)
-          throw new ChannelPacedError(Number((error as { detail?: unknown }).detail));
-        throw error;
-      });
+      const recordSend = (withEvents: boolean) => {
+        const warn = threshold("80_percent", withEvents);
+        const full = threshold("100_percent", withEvents);
+        return queryRows<{
+          outcome: RecordOutcome;
+          recorded_at: Date;
+          month_sends: number | null;
+          announced: number;
+        }>(pool, recordSendSql, [
+          send.tenantId,
+          send.idempotencyKey,
+          send.fingerprint,
+          send.owner,
+          send.leaseMs / 1000,
+          send.ttlMs / 1000,
+          send.notificationId,
+          send.transcriptEntryId,
+          send.recipient,
+          send.type,
+          send.text,
+          send.actorReference,
+          send.delegationReference,
+          send.requestId,
+          send.testingAllowance,
+          thresholdSends(send.testingAllowance, "80_percent"),
+          warn?.eventId ?? "",
+          warn?.subject ?? "",
+          warn ? Buffer.from(warn.payload) : Buffer.alloc(0),
+          full?.eventId ?? "",
+          full?.subject ?? "",
+          full ? Buffer.from(full.payload) : Buffer.alloc(0),
+          send.traceparent ?? null,
+          send.pace?.key ?? "",
+          gcra?.intervalSeconds ?? 0,
+          gcra?.toleranceSeconds ?? 0,
+        ]);
+      };
+      const rows = await recordSend(false)
+        .catch((error: unknown) => {
+          if ((error as { code?: unknown }).code === ALLOWANCE_EVENT_NEEDED_SQLSTATE) return recordSend(true);
+          throw error;
+        })
+        .catch((error: unknown) => {
+          // Over the number's pace: record_send raised, so nothing of this send was committed.
+          if ((error as { code?: unknown }).code === PACED_SQLSTATE)
+            throw new ChannelPacedError(Number((error as { detail?: unknown }).detail));
+          throw error;
+        });
       const { outcome, recorded_at: createdAt, month_sends: monthSends, announced } = rows[0]!;
       if (announced > 0) events!.kick();
       switch (outcome) {

@@ -63,6 +63,12 @@ export function allowanceView(allowance: number, month: string, used: number): A
   };
 }
 
+/**
+ * The SQLSTATE record_send raises when a send reaches an allowance threshold and was given the
+ * event's id without its payload (migration 20261128140000): nothing was kept; send again with it.
+ */
+export const ALLOWANCE_EVENT_NEEDED_SQLSTATE = "PN428";
+
 /** One event per tenant, month and threshold: a repeat is the same event (the outbox ignores it). */
 export function allowanceThresholdEventId(tenantId: string, month: string, threshold: AllowanceThreshold): string {
   const digest = createHash("sha256")
