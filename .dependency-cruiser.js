@@ -58,7 +58,7 @@ export default {
       severity: "error",
       comment:
         "The domain core is plain functions and types (eslint.config.js has the same list): " +
-        "no gRPC, Koa, knex, pg, NATS or generated proto code, and of service-kit only its errors and its secret box (pure AES-GCM).",
+        "no gRPC, Koa, knex, pg, NATS or generated proto code, and of service-kit only its errors, its secret box (pure AES-GCM) and its random ids.",
       from: { path: "^services/[^/]+/src/domain/" },
       to: {
         path: [
@@ -66,7 +66,7 @@ export default {
           "^proto/",
           "^packages/service-kit/",
         ],
-        pathNot: "(^packages/service-kit/(dist/)?src/|@platform/service-kit/)(errors|secret-box)(\\.|$)",
+        pathNot: "(^packages/service-kit/(dist/)?src/|@platform/service-kit/)(errors|secret-box|random-id)(\\.|$)",
       },
     },
     {

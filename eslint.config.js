@@ -41,9 +41,15 @@ export default tseslint.config(
               message: "domain code must not depend on transport, database or broker packages",
             },
             {
-              // secret-box: pure computation (AES-GCM over a key ring), no I/O.
-              group: ["@platform/service-kit/*", "!@platform/service-kit/errors", "!@platform/service-kit/secret-box"],
-              message: "domain code may only use @platform/service-kit/errors and /secret-box",
+              // secret-box and random-id: pure computation (AES-GCM over a key ring; ids from a pool
+              // of random bytes), no I/O.
+              group: [
+                "@platform/service-kit/*",
+                "!@platform/service-kit/errors",
+                "!@platform/service-kit/secret-box",
+                "!@platform/service-kit/random-id",
+              ],
+              message: "domain code may only use @platform/service-kit/errors, /secret-box and /random-id",
             },
           ],
         },

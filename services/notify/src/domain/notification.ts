@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomId } from "@platform/service-kit/random-id";
 import { DomainError, InvalidArgumentError } from "@platform/service-kit/errors";
 
 /**
@@ -266,9 +266,9 @@ export function canonicalNotification(request: NotificationRequest): string {
 export type DeliveryState = "sent" | "unknown" | "failed";
 
 export function newNotificationId(): string {
-  return `ntf_${randomBytes(12).toString("hex")}`;
+  return randomId("ntf_");
 }
 
 export function newTranscriptEntryId(): string {
-  return `msg_${randomBytes(12).toString("hex")}`;
+  return randomId("msg_");
 }
