@@ -36,7 +36,8 @@
  * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at
  * this rate, each path's second after its own BENCH_IDLE spell), BENCH_CPU_PROF (a directory: the
  * gateway, notify and floor (c)'s processes write CPU profiles; bench/cpu-profile-stages.ts reads
- * them by stage of the send),
+ * them by stage of the send), BENCH_PG_STATEMENTS (on a server with pg_stat_statements loaded: each
+ * statement's execution time and calls per send in the notify path's and floor (c)'s closed loops),
  * BENCH_LOOP_STALLS (a directory: the same processes and this one record their event-loop stalls
  * and long collections, printed per open loop; bench/loop-stalls.ts),
  * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
@@ -254,6 +255,46 @@ function mean(label: string, runs: Figures[]): Figures {
     sends: runs.reduce((s, f) => s + f.sends, 0),
     failures: runs.reduce((s, f) => s + f.failures, 0),
   };
+}
+
+/**
+ * BENCH_PG_STATEMENTS=1, on a server with pg_stat_statements loaded (shared_preload_libraries):
+ * each statement's calls and execution time in this database so far, by queryid (nothing is
+ * reset: the figures are the difference of two readings). Undefined when the view is absent.
+ */
+async function statementTimes(
+  db: pg.Client,
+): Promise<Map<string, { query: string; calls: number; ms: number }> | undefined> {
+  if (!process.env.BENCH_PG_STATEMENTS) return undefined;
+  // The view is made per database (the scratch database is new); the counters are the server's.
+  await db.query("create extension if not exists pg_stat_statements");
+  const { rows } = await db.query<{ queryid: string; query: string; calls: string; ms: number }>(
+    `select queryid::text, query, calls::text, total_exec_time as ms from pg_stat_statements
+     where dbid = (select oid from pg_database where datname = current_database())`,
+  );
+  return new Map(rows.map((r) => [r.queryid, { query: r.query, calls: Number(r.calls), ms: r.ms }]));
+}
+
+/** The statements that took the most execution time between two readings, per send. */
+function describeStatements(
+  before: Awaited<ReturnType<typeof statementTimes>>,
+  after: Awaited<ReturnType<typeof statementTimes>>,
+  sends: number,
+): string[] {
+  if (!before || !after) return [];
+  return [...after]
+    .map(([id, now]) => {
+      const then = before.get(id);
+      return { query: now.query, calls: now.calls - (then?.calls ?? 0), ms: now.ms - (then?.ms ?? 0) };
+    })
+    .filter((s) => s.calls > 0)
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 10)
+    .map(
+      (s) =>
+        `${((s.ms * 1000) / sends).toFixed(1).padStart(6)} µs/send ${(s.calls / sends).toFixed(3).padStart(7)} calls/send ` +
+        `${(s.ms / s.calls).toFixed(3)} ms/call  ${s.query.replace(/\s+/g, " ").slice(0, 90)}`,
+    );
 }
 
 /** This database's committed transactions so far (pg_stat_database), after backends flushed them. */
@@ -656,16 +697,32 @@ async function main() {
       runs.push(run.result);
     };
     const floorCProcesses = { koa: floorCKoa.child.pid!, grpc: floorCServer.child.pid! };
+    // BENCH_PG_STATEMENTS: each statement's execution time per send in the closed loops (Postgres's
+    // own account of where its share goes), the notify path's and floor (c)'s.
+    const statements = { notify: [] as string[][], floorC: [] as string[][] };
+    const withStatements = async <T extends { result: Figures }>(
+      path: keyof typeof statements,
+      work: () => Promise<T>,
+    ) => {
+      const before = await statementTimes(db);
+      const run = await work();
+      statements[path].push(describeStatements(before, await statementTimes(db), run.result.sends));
+      return run;
+    };
     for (let round = 0; round < 2; round++) {
       addCpu(
         "notify",
-        await cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
-          closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
+        await withStatements("notify", () =>
+          cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
+            closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
+          ),
         ),
       );
       addCpu(
         "floorC",
-        await cpuDuring(db, floorCProcesses, () => closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds)),
+        await withStatements("floorC", () =>
+          cpuDuring(db, floorCProcesses, () => closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds)),
+        ),
       );
       addCpu(
         "floorD",
@@ -680,6 +737,11 @@ async function main() {
         ),
       );
     }
+    for (const [path, rounds] of Object.entries(statements))
+      rounds.forEach((lines, round) => {
+        if (lines.length > 0)
+          console.log(`Postgres statements, ${path}, closed loop round ${round + 1}:\n  ${lines.join("\n  ")}`);
+      });
     const msPerSend = (path: keyof typeof cpuOf, name: string) => ((cpuOf[path].get(name) ?? 0) * 1000) / sendsOf[path];
     const cpu = {
       notify: {
