@@ -2,9 +2,9 @@
  * Identifiers the webhooks service assigns: a type prefix and 24 lowercase hex characters, as
  * partners see them in the API and in envelopes: 96 random bits, except a delivery's (below).
  */
-import { randomBytes } from "node:crypto";
+import { randomHex, randomId } from "@platform/service-kit/random-id";
 
-const id = (prefix: string) => () => `${prefix}_${randomBytes(12).toString("hex")}`;
+const id = (prefix: string) => () => randomId(`${prefix}_`);
 
 export const newEndpointId = id("ep");
 export const newEventId = id("evt");
@@ -34,7 +34,7 @@ export function utcDay(at: Date): { start: Date; end: Date } {
  */
 export function newDeliveryId(createdAt: Date): string {
   const day = Math.floor(createdAt.getTime() / DAY_MS);
-  return `dlv_${day.toString(16).padStart(4, "0")}${randomBytes(10).toString("hex")}`;
+  return `dlv_${day.toString(16).padStart(4, "0")}${randomHex(10)}`;
 }
 
 /**
