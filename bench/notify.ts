@@ -23,8 +23,8 @@
  * Commits per send for each path (400 sends each, pg_stat_database, next to the same window with no
  * sends). Closed loop at BENCH_CONNECTIONS (default 32) concurrent clients, runs alternating
  * notify, (c), (a) twice, with CPU ms per send per process over both (/proc; Postgres: the bench
- * database's backends) and the write system calls per send of each (/proc/<pid>/io); then two rounds of open loops at half the notify path's measured peak
- * (requests on a fixed schedule whatever the answers; latency from the scheduled time; the first
+ * database's backends) and the write system calls per send of each (/proc/<pid>/io); then two
+ * rounds of open loops at half the notify path's measured peak (requests on a fixed schedule whatever the answers; latency from the scheduled time; the first
  * second a warm-up), the second after BENCH_IDLE seconds (default 45) with nothing sent, each
  * through the notify path and through floor (c) at the same rate (each path's second round after an
  * idle spell of its own), with its sends of 50 ms or more
@@ -262,12 +262,13 @@ function mean(label: string, runs: Figures[]): Figures {
  * each statement's calls and execution time in this database so far, by queryid (nothing is
  * reset: the figures are the difference of two readings). Undefined when the view is absent.
  */
+let statementsView: Promise<unknown> | undefined;
 async function statementTimes(
   db: pg.Client,
 ): Promise<Map<string, { query: string; calls: number; ms: number }> | undefined> {
   if (!process.env.BENCH_PG_STATEMENTS) return undefined;
-  // The view is made per database (the scratch database is new); the counters are the server's.
-  await db.query("create extension if not exists pg_stat_statements");
+  // The view is made once per database (the scratch database is new); the counters are the server's.
+  await (statementsView ??= db.query("create extension if not exists pg_stat_statements"));
   const { rows } = await db.query<{ queryid: string; query: string; calls: string; ms: number }>(
     `select queryid::text, query, calls::text, total_exec_time as ms from pg_stat_statements
      where dbid = (select oid from pg_database where datname = current_database())`,
@@ -376,14 +377,14 @@ function writeCalls(pid: number): number {
 }
 
 /**
- * CPU used by each process and by this database's Postgres backends while `work` runs, in
- * seconds; beside each, under `<name> writes`, the write system calls it made meanwhile.
+ * CPU seconds used and write system calls made by each process and by this database's Postgres
+ * backends (under `postgres`) while `work` runs.
  */
 async function cpuDuring<T>(
   db: pg.Client,
   processes: Record<string, number>,
   work: () => Promise<T>,
-): Promise<{ result: T; cpu: Record<string, number> }> {
+): Promise<{ result: T; cpu: Record<string, number>; writes: Record<string, number> }> {
   const backends = async () =>
     (
       await db.query<{ pid: number }>(
@@ -394,20 +395,19 @@ async function cpuDuring<T>(
   const before = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, reading(pid)]));
   const pgBefore = new Map((await backends()).map((pid) => [pid, reading(pid)]));
   const result = await work();
-  const cpu: Record<string, number> = {};
+  const cpu: Record<string, number> = { postgres: 0 };
+  const writes: Record<string, number> = { postgres: 0 };
   for (const [name, pid] of Object.entries(processes)) {
     const now = reading(pid);
     cpu[name] = now.cpu - before[name]!.cpu;
-    cpu[`${name} writes`] = now.writes - before[name]!.writes;
+    writes[name] = now.writes - before[name]!.writes;
   }
-  cpu.postgres = 0;
-  cpu["postgres writes"] = 0;
   for (const pid of await backends()) {
     const now = reading(pid);
-    cpu.postgres += now.cpu - (pgBefore.get(pid)?.cpu ?? 0);
-    cpu["postgres writes"] += now.writes - (pgBefore.get(pid)?.writes ?? 0);
+    cpu.postgres! += now.cpu - (pgBefore.get(pid)?.cpu ?? 0);
+    writes.postgres! += now.writes - (pgBefore.get(pid)?.writes ?? 0);
   }
-  return { result, cpu };
+  return { result, cpu, writes };
 }
 
 /** The machine's CPU time by state (/proc/stat's first line, in clock ticks). */
@@ -682,17 +682,25 @@ async function main() {
       floorC: (afterFloorC - afterFloor) / sendsCounted,
       floorD: (afterFloorD - afterFloorC) / sendsCounted,
     };
-    // CPU ms per send of each process, over both closed-loop rounds (all the sends of the rounds).
-    const cpuOf = {
+    // CPU ms and write system calls per send of each process, over both closed-loop rounds (all
+    // the sends of the rounds).
+    const paths = () => ({
       notify: new Map<string, number>(),
       floor: new Map<string, number>(),
       floorC: new Map<string, number>(),
       floorD: new Map<string, number>(),
-    };
+    });
+    const cpuOf = paths();
+    const writesOf = paths();
     const sendsOf = { notify: 0, floor: 0, floorC: 0, floorD: 0 };
-    const addCpu = (path: keyof typeof cpuOf, run: { result: Figures; cpu: Record<string, number> }) => {
+    const addCpu = (
+      path: keyof typeof cpuOf,
+      run: { result: Figures; cpu: Record<string, number>; writes: Record<string, number> },
+    ) => {
       for (const [name, seconds] of Object.entries(run.cpu))
         cpuOf[path].set(name, (cpuOf[path].get(name) ?? 0) + seconds);
+      for (const [name, calls] of Object.entries(run.writes))
+        writesOf[path].set(name, (writesOf[path].get(name) ?? 0) + calls);
       sendsOf[path] += run.result.sends;
       runs.push(run.result);
     };
@@ -857,9 +865,7 @@ async function main() {
     // Write system calls per send (each a socket write, or a log line to a file): where a send's
     // writes go, path by path.
     const writesPerSend = (path: keyof typeof cpuOf, names: string[]) =>
-      names
-        .map((name) => `${name} ${((cpuOf[path].get(`${name} writes`) ?? 0) / sendsOf[path]).toFixed(2)}`)
-        .join(", ");
+      names.map((name) => `${name} ${((writesOf[path].get(name) ?? 0) / sendsOf[path]).toFixed(2)}`).join(", ");
     console.log(
       `write system calls per send, closed loops: notify path: ${writesPerSend("notify", ["gateway", "notify", "postgres"])}; ` +
         `floor (c): ${writesPerSend("floorC", ["koa", "grpc", "postgres"])}; floor (d): ${writesPerSend("floorD", ["koa", "grpc", "postgres"])}; ` +
