@@ -33,7 +33,7 @@
  * CPU per send <= 1.5x (c)'s two processes, Postgres CPU <= 1.3x; commits per send <= 2.3; each
  * open round's p99 under 2x (c)'s in the same round and under 50 ms where (c)'s is; the round
  * after the idle spell no slower than the first. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds
- * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify and (c) twice, at
+ * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify, (c) and (d) twice, at
  * this rate, each path's second after its own BENCH_IDLE spell), BENCH_CPU_PROF (a directory: the
  * gateway, notify and floor (c)'s processes write CPU profiles; bench/cpu-profile-stages.ts reads
  * them by stage of the send), BENCH_PG_STATEMENTS (on a server with pg_stat_statements loaded: each
@@ -89,6 +89,11 @@ const nextKey = (prefix: string) => `${prefix}-${process.pid}-${sequence++}-benc
 interface OpenFigures extends Figures {
   rate: number;
   checkpoints: number;
+  /** Seconds from the last checkpoint's start to the loop's. */
+  sinceCheckpointS: number;
+  /** WAL bytes per send (the whole server's), and of them the full-page images. */
+  walBytesPerSend: number;
+  fpiBytesPerSend: number;
   commitsPerSend: number;
   cpuMsPerSend: number[];
 }
@@ -146,6 +151,7 @@ async function openLoop(
   const warmUp = Math.floor(rate);
   const total = warmUp + Math.floor(rate * seconds);
   const start = performance.now();
+  const startedAt = new Date().toISOString();
   const inFlight: Promise<void>[] = [];
   const fire = (scheduled: number, counted: boolean) =>
     new Promise<void>((resolve) => {
@@ -197,7 +203,9 @@ async function openLoop(
     bySecond[second] = (bySecond[second] ?? 0) + 1;
     return bySecond;
   }, {});
-  console.log(`${label}: sends of 50 ms or more, by second from the start: ${JSON.stringify(slowBySecond)}`);
+  console.log(
+    `${label}: sends of 50 ms or more, by second from the start (${startedAt}): ${JSON.stringify(slowBySecond)}`,
+  );
   latencies.sort((a, b) => a - b);
   return {
     label,
@@ -309,21 +317,61 @@ async function commits(db: pg.Client): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** Postgres checkpoints (the whole server's: timed and requested) while `work` runs. */
-async function checkpointsDuring<T>(
-  db: pg.Client,
-  work: () => Promise<T>,
-): Promise<{ result: T; checkpoints: number }> {
-  const count = async () => {
+/** What Postgres's WAL held while a loop ran: the whole server's, so only a quiet server gives a true figure. */
+interface WalFigures {
+  /** Checkpoints (timed and requested) that began meanwhile. */
+  checkpoints: number;
+  /** Seconds from the last checkpoint's start to the loop's: how fresh its redo point was. */
+  sinceCheckpointS: number;
+  walBytes: number;
+  /** Of walBytes, the full-page images (a page's first change after a checkpoint), from pg_walinspect. */
+  fpiBytes: number;
+}
+
+let walInspect: Promise<unknown> | undefined;
+
+/** "WAL 4.1 KB per send (2.0 of it full-page images), the loop 12 s after a checkpoint's start". */
+function describeWal(
+  f: Pick<WalFigures, "sinceCheckpointS"> & { walBytesPerSend: number; fpiBytesPerSend: number },
+): string {
+  return (
+    `WAL ${(f.walBytesPerSend / 1024).toFixed(1)} KB per send (${(f.fpiBytesPerSend / 1024).toFixed(1)} of it ` +
+    `full-page images), the loop ${Math.round(f.sinceCheckpointS)} s after a checkpoint's start`
+  );
+}
+
+/**
+ * Postgres checkpoints (the whole server's: timed and requested) and WAL while `work` runs;
+ * BENCH_CHECKPOINT_FIRST=1 makes a checkpoint just before it, so every loop starts from the same
+ * state (each page's first change then writes its whole page to the WAL).
+ */
+async function checkpointsDuring<T>(db: pg.Client, work: () => Promise<T>): Promise<{ result: T } & WalFigures> {
+  await (walInspect ??= db.query("create extension if not exists pg_walinspect"));
+  if (process.env.BENCH_CHECKPOINT_FIRST === "1") await db.query("checkpoint");
+  const read = async () => {
     await db.query("select pg_stat_clear_snapshot()");
-    const { rows } = await db.query<{ n: string }>(
-      "select checkpoints_timed + checkpoints_req as n from pg_stat_bgwriter",
+    const { rows } = await db.query<{ n: string; lsn: string; since: number }>(
+      `select checkpoints_timed + checkpoints_req as n, pg_current_wal_lsn()::text as lsn,
+              extract(epoch from now() - (select checkpoint_time from pg_control_checkpoint()))::float8 as since
+         from pg_stat_bgwriter`,
     );
-    return Number(rows[0]!.n);
+    return rows[0]!;
   };
-  const before = await count();
+  const before = await read();
   const result = await work();
-  return { result, checkpoints: (await count()) - before };
+  const after = await read();
+  const { rows } = await db.query<{ wal: string; fpi: string }>(
+    `select coalesce(sum(combined_size), 0)::text as wal, coalesce(sum(fpi_size), 0)::text as fpi
+       from pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false)`,
+    [before.lsn, after.lsn],
+  );
+  return {
+    result,
+    checkpoints: Number(after.n) - Number(before.n),
+    sinceCheckpointS: before.since,
+    walBytes: Number(rows[0]!.wal),
+    fpiBytes: Number(rows[0]!.fpi),
+  };
 }
 
 /**
@@ -582,13 +630,16 @@ async function main() {
         const events = [...readLoopEvents(stallDir), ...benchStalls];
         console.log(`${label}: event loops: ${summariseLoopEvents(events, from, Date.now())}`);
       }
-      const { result, checkpoints } = measured;
+      const { result, checkpoints, walBytes, fpiBytes, sinceCheckpointS } = measured;
       // Every request of the loop was sent (the warm-up second included), so divide by all of them.
       const sent = result.sends + result.failures + Math.floor(rate);
       return {
         ...result,
         rate,
         checkpoints,
+        sinceCheckpointS,
+        walBytesPerSend: walBytes / sent,
+        fpiBytesPerSend: fpiBytes / sent,
         commitsPerSend: ((await commits(db)) - before) / sent,
         cpuMsPerSend: [cpu.a!, cpu.b!, cpu.postgres!].map((seconds) => (seconds * 1000) / sent),
       };
@@ -609,6 +660,7 @@ async function main() {
       await closedLoop(notifyLabel, notifyUrl, auth, 2);
       const rate = Number(process.env.BENCH_OPEN_RATE);
       await closedLoop(floorCLabel, floorCUrl, floorCAuth, 2);
+      await closedLoop(floorDLabel, floorDUrl, floorCAuth, 2);
       // Per loop: Postgres commits per send (this database), the server's checkpoints, and the CPU
       // ms per send of the path's two processes (gateway + notify; Koa + grpc-js for (c)). Each
       // path's second round after an idle spell of its own (BENCH_IDLE seconds), as in the full run.
@@ -618,6 +670,7 @@ async function main() {
         for (const [path, url, headers, pids] of [
           ["notify path", notifyUrl, auth, [gateway.child.pid!, notify.child.pid!]],
           ["floor (c)", floorCUrl, floorCAuth, [floorCKoa.child.pid!, floorCServer.child.pid!]],
+          ["floor (d)", floorDUrl, floorCAuth, [floorDKoa.child.pid!, floorDServer.child.pid!]],
         ] as const) {
           if (round === 1 && idle > 0) {
             console.log(`idle for ${idle} s before ${path}'s second round`);
@@ -628,7 +681,7 @@ async function main() {
           (p99s[path] ??= []).push(open.p99Ms);
           console.log(
             `${label}: p50 ${open.p50Ms.toFixed(2)} ms, p99 ${open.p99Ms.toFixed(2)} ms, ${open.failures} failed; ` +
-              `${open.commitsPerSend.toFixed(2)} commits per send, ${open.checkpoints} checkpoints, ` +
+              `${open.commitsPerSend.toFixed(2)} commits per send, ${open.checkpoints} checkpoints, ${describeWal(open)}, ` +
               `CPU ms per send ${open.cpuMsPerSend.map((ms) => ms.toFixed(2)).join(" + ")} (the two processes + Postgres)`,
           );
         }
@@ -888,6 +941,7 @@ async function main() {
           `floor (c) p50 ${fixed(c.p50Ms)} / p99 ${fixed(c.p99Ms)} ms: p99 < 2x floor (c)'s: ${verdict(underTwice)}; ` +
           `< 50 ms where floor (c)'s is: ${verdict(under50)}${c.p99Ms >= 50 ? " (floor (c) itself is over 50 ms)" : ""}; ` +
           `commits per send ${fixed(o.commitsPerSend)} / ${fixed(c.commitsPerSend)}; checkpoints ${o.checkpoints} / ${c.checkpoints}; ` +
+          `${describeWal(o)} / ${describeWal(c)} / (d) ${describeWal(d)}; ` +
           `CPU ms per send ${o.cpuMsPerSend.map(fixed).join(" + ")} / ${c.cpuMsPerSend.map(fixed).join(" + ")}; ` +
           `floor (d) p50 ${fixed(d.p50Ms)} / p99 ${fixed(d.p99Ms)} ms`,
       );
