@@ -34,6 +34,38 @@ export interface PipelineRate {
   deliveries: number;
   /** WAL the server wrote during the measured burst, per delivery (pg_current_wal_lsn: the whole server's). */
   walBytesPerDelivery: number;
+  /**
+   * Of that WAL, the full-page images (a page's first change after a checkpoint writes the whole
+   * page), per delivery, and the relations of this database whose pages they were (the largest
+   * first; a record's images counted under its first block's relation), from pg_walinspect.
+   */
+  fpiBytesPerDelivery: number;
+  fpiByRelation: { relation: string; bytesPerDelivery: number }[];
+  /** Checkpoints that began during the burst. */
+  checkpoints: number;
+}
+
+/** The full-page images written between two WAL positions, per relation of the connected database. */
+async function fullPageImages(
+  c: pg.Client,
+  from: string,
+  to: string,
+): Promise<{ total: number; byRelation: { relation: string; bytes: number }[] }> {
+  const { rows } = await c.query<{ relation: string | null; bytes: string }>(
+    `with images as (
+       select (regexp_match(block_ref, 'rel (\\d+)/(\\d+)/(\\d+)')) as rel, fpi_length
+         from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+        where fpi_length > 0
+     )
+     select case when rel[2]::oid = (select oid from pg_database where datname = current_database())
+                 then coalesce(pg_filenode_relation(0, rel[3]::oid)::text, 'relation ' || rel[3])
+                 else 'other databases' end as relation,
+            sum(fpi_length)::text as bytes
+       from images group by 1 order by sum(fpi_length) desc`,
+    [from, to],
+  );
+  const byRelation = rows.map((r) => ({ relation: r.relation ?? "none", bytes: Number(r.bytes) }));
+  return { total: byRelation.reduce((sum, r) => sum + r.bytes, 0), byRelation };
 }
 
 interface Drained {
@@ -113,15 +145,35 @@ export async function measurePipelineRate(
     const wal = new pg.Client({ connectionString: databaseUrl });
     await wal.connect();
     try {
-      const lsn = async () =>
-        (await wal.query<{ lsn: string }>("select pg_current_wal_lsn()::text as lsn")).rows[0]!.lsn;
-      const before = await lsn();
+      await wal.query("create extension if not exists pg_walinspect");
+      const position = async () =>
+        (
+          await wal.query<{ lsn: string; checkpoints: string }>(
+            `select pg_current_wal_lsn()::text as lsn, (checkpoints_timed + checkpoints_req)::text as checkpoints
+               from pg_stat_bgwriter`,
+          )
+        ).rows[0]!;
+      await wal.query("select pg_stat_clear_snapshot()");
+      const before = await position();
       const measured = await burst(options.events);
-      const { rows } = await wal.query<{ bytes: string }>("select pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as bytes", [
-        before,
+      await wal.query("select pg_stat_clear_snapshot()");
+      const after = await position();
+      const { rows } = await wal.query<{ bytes: string }>("select pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) as bytes", [
+        before.lsn,
+        after.lsn,
       ]);
+      const images = await fullPageImages(wal, before.lsn, after.lsn);
       events.close();
-      return { ...measured, walBytesPerDelivery: Number(rows[0]!.bytes) / measured.deliveries };
+      return {
+        ...measured,
+        walBytesPerDelivery: Number(rows[0]!.bytes) / measured.deliveries,
+        fpiBytesPerDelivery: images.total / measured.deliveries,
+        fpiByRelation: images.byRelation.map((r) => ({
+          relation: r.relation,
+          bytesPerDelivery: r.bytes / measured.deliveries,
+        })),
+        checkpoints: Number(after.checkpoints) - Number(before.checkpoints),
+      };
     } finally {
       await wal.end();
     }

@@ -56,6 +56,12 @@ describe("bench:growth at a tiny size", () => {
       expect(result.rowsFound).toBeGreaterThan(0);
       expect(isNumber(result.pipeline?.deliveriesPerSecond)).toBe(true);
       expect(result.pipeline?.deliveries).toBe(20 * 4);
+      // The WAL's full-page images, from pg_walinspect: part of the WAL, split by relation.
+      const pipeline = result.pipeline!;
+      expect(isNumber(pipeline.fpiBytesPerDelivery)).toBe(true);
+      expect(pipeline.fpiBytesPerDelivery).toBeLessThanOrEqual(pipeline.walBytesPerDelivery);
+      const split = pipeline.fpiByRelation.reduce((sum, r) => sum + r.bytesPerDelivery, 0);
+      expect(split).toBeCloseTo(pipeline.fpiBytesPerDelivery, 6);
       // The oldest of the 30 days: about a thirtieth of the deliveries.
       expect(result.retention!.deliveriesRemoved).toBeGreaterThan(deliveries / 60);
       expect(result.retention!.deliveriesRemoved).toBeLessThan(deliveries / 15);

@@ -120,10 +120,18 @@ async function main() {
     if (result.pipeline) {
       console.log(
         `${name}: delivery rate ${result.pipeline.deliveriesPerSecond.toFixed(0)} deliveries/s ` +
-          `(${result.pipeline.deliveries} deliveries; WAL ${result.pipeline.walBytesPerDelivery.toFixed(0)} bytes per delivery)` +
+          `(${result.pipeline.deliveries} deliveries; WAL ${result.pipeline.walBytesPerDelivery.toFixed(0)} bytes per delivery, ` +
+          `${result.pipeline.fpiBytesPerDelivery.toFixed(0)} of them full-page images; ${result.pipeline.checkpoints} checkpoints began)` +
           (result !== empty && empty.pipeline
             ? `, ${(result.pipeline.deliveriesPerSecond / empty.pipeline.deliveriesPerSecond).toFixed(2)}x the empty database's (target >= 0.9)`
             : ""),
+      );
+      console.log(
+        `${name}: full-page images per delivery, by relation: ` +
+          result.pipeline.fpiByRelation
+            .slice(0, 12)
+            .map((r) => `${r.relation} ${r.bytesPerDelivery.toFixed(0)}`)
+            .join(", "),
       );
     }
     if (result.retention) {
