@@ -53,7 +53,9 @@ interface SendResult {
 const sandbox = (): Promise<{ kind: "sent"; providerMessageId: string }> =>
   Promise.resolve({ kind: "sent", providerMessageId: `sandbox.${randomUUID()}` });
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+// Its connections kept open through an idle spell, as notify's send pool keeps its own (pg closes
+// idle ones after 10 s): the round after the idle spell compares the paths, not their reconnects.
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, min: 10 });
 
 class Refused extends Error {
   constructor(readonly status: number) {
