@@ -4,7 +4,8 @@
  * bench/webhooks-receivers.ts): the webhooks service started on that database, 4 HTTPS receivers
  * (one endpoint each, every event matching all four), `events` booking.created events published
  * through EventService/PublishEvent 16 in flight, deliveries/s over the middle 80% of receipts
- * (p10 -> p90), after a warm-up burst. No floor, baseline, replicas, open loop or counting.
+ * (p10 -> p90), after a warm-up burst and then a checkpoint. No floor, baseline, replicas, open
+ * loop or counting.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -36,12 +37,13 @@ export interface PipelineRate {
   walBytesPerDelivery: number;
   /**
    * Of that WAL, the full-page images (a page's first change after a checkpoint writes the whole
-   * page), per delivery, and the relations of this database whose pages they were (the largest
-   * first; a record's images counted under its first block's relation), from pg_walinspect.
+   * page), per delivery, and the relations of this database whose pages they were with the kind of
+   * record that wrote them ("deliveries_p20261128 (Heap/UPDATE)"; the largest first; a record's
+   * images counted under its first block's relation), from pg_walinspect.
    */
   fpiBytesPerDelivery: number;
   fpiByRelation: { relation: string; bytesPerDelivery: number }[];
-  /** Checkpoints that began during the burst. */
+  /** Checkpoints that began during the burst (one is made just before it). */
   checkpoints: number;
 }
 
@@ -53,13 +55,14 @@ async function fullPageImages(
 ): Promise<{ total: number; byRelation: { relation: string; bytes: number }[] }> {
   const { rows } = await c.query<{ relation: string | null; bytes: string }>(
     `with images as (
-       select (regexp_match(block_ref, 'rel (\\d+)/(\\d+)/(\\d+)')) as rel, fpi_length
+       select (regexp_match(block_ref, 'rel (\\d+)/(\\d+)/(\\d+)')) as rel, fpi_length,
+              resource_manager || '/' || record_type as record
          from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
         where fpi_length > 0
      )
      select case when rel[2]::oid = (select oid from pg_database where datname = current_database())
                  then coalesce(pg_filenode_relation(0, rel[3]::oid)::text, 'relation ' || rel[3])
-                 else 'other databases' end as relation,
+                 else 'other databases' end || ' (' || record || ')' as relation,
             sum(fpi_length)::text as bytes
        from images group by 1 order by sum(fpi_length) desc`,
     [from, to],
@@ -153,6 +156,11 @@ export async function measurePipelineRate(
                from pg_stat_bgwriter`,
           )
         ).rows[0]!;
+      // The burst starts right after a checkpoint at every size: each page's first change after
+      // one writes the whole page to the WAL, so without it the WAL per delivery would follow
+      // whether a timed checkpoint fell between the fill and the burst (at 10 M it does, at 1 M
+      // mostly not), not the database's size.
+      await wal.query("checkpoint");
       await wal.query("select pg_stat_clear_snapshot()");
       const before = await position();
       const measured = await burst(options.events);
