@@ -75,6 +75,9 @@ export const settingNames = [
   "checkpoint_timeout",
   "max_wal_size",
   "checkpoint_completion_target",
+  "wal_compression",
+  "full_page_writes",
+  "autovacuum",
   "autovacuum_vacuum_scale_factor",
   "autovacuum_vacuum_cost_limit",
 ];
