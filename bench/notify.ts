@@ -33,8 +33,9 @@
  * CPU per send <= 1.5x (c)'s two processes, Postgres CPU <= 1.3x; commits per send <= 2.3; each
  * open round's p99 under 2x (c)'s in the same round and under 50 ms where (c)'s is; the round
  * after the idle spell no slower than the first. Env: BENCH_CONNECTIONS, BENCH_DURATION seconds
- * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify, (c) and (d) twice, at
- * this rate, each path's second after its own BENCH_IDLE spell), BENCH_CPU_PROF (a directory: the
+ * per run (default 8), BENCH_IDLE, BENCH_OPEN_RATE (only the open loops, notify, (c) and (d)
+ * twice, at this rate, each path's second after its own BENCH_IDLE spell), BENCH_CHECKPOINT_FIRST
+ * (1: a checkpoint before every open loop), BENCH_CPU_PROF (a directory: the
  * gateway, notify and floor (c)'s processes write CPU profiles; bench/cpu-profile-stages.ts reads
  * them by stage of the send), BENCH_PG_STATEMENTS (on a server with pg_stat_statements loaded: each
  * statement's execution time and calls per send in the notify path's and floor (c)'s closed loops),
@@ -89,7 +90,7 @@ const nextKey = (prefix: string) => `${prefix}-${process.pid}-${sequence++}-benc
 interface OpenFigures extends Figures {
   rate: number;
   checkpoints: number;
-  /** Seconds from the last checkpoint's start to the loop's. */
+  /** Seconds from the start of the last completed checkpoint to the loop's start. */
   sinceCheckpointS: number;
   /** WAL bytes per send (the whole server's), and of them the full-page images. */
   walBytesPerSend: number;
@@ -321,7 +322,10 @@ async function commits(db: pg.Client): Promise<number> {
 interface WalFigures {
   /** Checkpoints (timed and requested) that began meanwhile. */
   checkpoints: number;
-  /** Seconds from the last checkpoint's start to the loop's: how fresh its redo point was. */
+  /**
+   * Seconds from the start of the last completed checkpoint to the loop's (over checkpoint_timeout:
+   * another one is under way, begun that much earlier).
+   */
   sinceCheckpointS: number;
   walBytes: number;
   /** Of walBytes, the full-page images (a page's first change after a checkpoint), from pg_walinspect. */
@@ -330,13 +334,13 @@ interface WalFigures {
 
 let walInspect: Promise<unknown> | undefined;
 
-/** "WAL 4.1 KB per send (2.0 of it full-page images), the loop 12 s after a checkpoint's start". */
+/** "WAL 4.1 KB per send (2.0 of it full-page images), the loop 12 s after the last completed …". */
 function describeWal(
   f: Pick<WalFigures, "sinceCheckpointS"> & { walBytesPerSend: number; fpiBytesPerSend: number },
 ): string {
   return (
     `WAL ${(f.walBytesPerSend / 1024).toFixed(1)} KB per send (${(f.fpiBytesPerSend / 1024).toFixed(1)} of it ` +
-    `full-page images), the loop ${Math.round(f.sinceCheckpointS)} s after a checkpoint's start`
+    `full-page images), the loop ${Math.round(f.sinceCheckpointS)} s after the last completed checkpoint's start`
   );
 }
 
