@@ -17,7 +17,16 @@ import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform
 import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { SAMPLE_REMINDER } from "@platform/local-stack/sample-requests";
 import { HealthChecker } from "@platform/service-kit/grpc-health";
-import { buildah, containerToolsPresent, envFlags, ok, podman, POD_SECURITY, type Outcome } from "./containers.js";
+import {
+  buildah,
+  buildInBackground,
+  containerToolsPresent,
+  envFlags,
+  ok,
+  podman,
+  POD_SECURITY,
+  type Outcome,
+} from "./containers.js";
 
 const root = join(import.meta.dirname, "..");
 const readJson = (path: string): Record<string, unknown> =>
@@ -149,7 +158,6 @@ beforeAll(async () => {
     const image = twoAtATime(async () => {
       const started = Date.now();
       const args = [
-        "bud",
         // No layer cache: every run builds every step from the tree (the npm cache mount persists).
         "--layers=false",
         "--network=host",
@@ -164,7 +172,7 @@ beforeAll(async () => {
         imageName(service),
         context,
       ];
-      const built = await buildah(args);
+      const built = await buildInBackground(args);
       buildLogs.set(service, built.stdout + built.stderr);
       for (const [, id] of built.stdout.matchAll(/^--> ([0-9a-f]{12,64})$/gm)) committed.add(id!);
       console.log(`${service} image built in ${((Date.now() - started) / 1000).toFixed(1)}s (exit ${built.code})`);
