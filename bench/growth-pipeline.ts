@@ -16,6 +16,7 @@ import { EventServiceClient, WebhookServiceClient } from "@platform/proto/webhoo
 import { connect } from "nats";
 import pg from "pg";
 import { percentile } from "./load-generator.js";
+import { walDuring } from "./wal-during.js";
 import {
   bookingPublisher,
   createReceiverEndpoints,
@@ -53,7 +54,7 @@ async function fullPageImages(
   from: string,
   to: string,
 ): Promise<{ total: number; byRelation: { relation: string; bytes: number }[] }> {
-  const { rows } = await c.query<{ relation: string | null; bytes: string }>(
+  const { rows } = await c.query<{ relation: string; bytes: string }>(
     `with images as (
        select (regexp_match(block_ref, 'rel (\\d+)/(\\d+)/(\\d+)')) as rel, fpi_length,
               resource_manager || '/' || record_type as record
@@ -67,7 +68,7 @@ async function fullPageImages(
        from images group by 1 order by sum(fpi_length) desc`,
     [from, to],
   );
-  const byRelation = rows.map((r) => ({ relation: r.relation ?? "none", bytes: Number(r.bytes) }));
+  const byRelation = rows.map((r) => ({ relation: r.relation, bytes: Number(r.bytes) }));
   return { total: byRelation.reduce((sum, r) => sum + r.bytes, 0), byRelation };
 }
 
@@ -148,39 +149,22 @@ export async function measurePipelineRate(
     const wal = new pg.Client({ connectionString: databaseUrl });
     await wal.connect();
     try {
-      await wal.query("create extension if not exists pg_walinspect");
-      const position = async () =>
-        (
-          await wal.query<{ lsn: string; checkpoints: string }>(
-            `select pg_current_wal_lsn()::text as lsn, (checkpoints_timed + checkpoints_req)::text as checkpoints
-               from pg_stat_bgwriter`,
-          )
-        ).rows[0]!;
-      // The burst starts right after a checkpoint at every size: each page's first change after
-      // one writes the whole page to the WAL, so without it the WAL per delivery would follow
-      // whether a timed checkpoint fell between the fill and the burst (at 10 M it does, at 1 M
-      // mostly not), not the database's size.
-      await wal.query("checkpoint");
-      await wal.query("select pg_stat_clear_snapshot()");
-      const before = await position();
-      const measured = await burst(options.events);
-      await wal.query("select pg_stat_clear_snapshot()");
-      const after = await position();
-      const { rows } = await wal.query<{ bytes: string }>("select pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) as bytes", [
-        before.lsn,
-        after.lsn,
-      ]);
-      const images = await fullPageImages(wal, before.lsn, after.lsn);
+      // The burst starts right after a checkpoint at every size: without it the WAL per delivery
+      // would follow whether a timed checkpoint fell between the fill and the burst (at 10 M it
+      // does, at 1 M mostly not), not the database's size.
+      const walSpan = await walDuring(wal, () => burst(options.events), { checkpointFirst: true });
+      const measured = walSpan.result;
+      const images = await fullPageImages(wal, walSpan.from, walSpan.to);
       events.close();
       return {
         ...measured,
-        walBytesPerDelivery: Number(rows[0]!.bytes) / measured.deliveries,
+        walBytesPerDelivery: walSpan.walBytes / measured.deliveries,
         fpiBytesPerDelivery: images.total / measured.deliveries,
         fpiByRelation: images.byRelation.map((r) => ({
           relation: r.relation,
           bytesPerDelivery: r.bytes / measured.deliveries,
         })),
-        checkpoints: Number(after.checkpoints) - Number(before.checkpoints),
+        checkpoints: walSpan.checkpoints,
       };
     } finally {
       await wal.end();

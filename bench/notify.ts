@@ -57,6 +57,7 @@ import { FLOOR_C_SCHEMA } from "./notify-floor-c-schema.js";
 import { profiled } from "./profiled-env.js";
 import { readLoopEvents, recordLoopStalls, summariseLoopEvents, type LoopEvent } from "./loop-stalls.js";
 import { percentile, recordResult } from "./load-generator.js";
+import { walDuring, type WalSpan } from "./wal-during.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
 const run = promisify(execFile);
@@ -318,21 +319,11 @@ async function commits(db: pg.Client): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** What Postgres's WAL held while a loop ran: the whole server's, so only a quiet server gives a true figure. */
-interface WalFigures {
-  /** Checkpoints (timed and requested) that began meanwhile. */
-  checkpoints: number;
-  /**
-   * Seconds from the start of the last completed checkpoint to the loop's (over checkpoint_timeout:
-   * another one is under way, begun that much earlier).
-   */
-  sinceCheckpointS: number;
-  walBytes: number;
+/** What Postgres's WAL held while a loop ran (bench/wal-during.ts): the whole server's. */
+type WalFigures = Omit<WalSpan<unknown>, "result" | "from" | "to"> & {
   /** Of walBytes, the full-page images (a page's first change after a checkpoint), from pg_walinspect. */
   fpiBytes: number;
-}
-
-let walInspect: Promise<unknown> | undefined;
+};
 
 /** "WAL 4.1 KB per send (2.0 of it full-page images), the loop 12 s after the last completed …". */
 function describeWal(
@@ -345,37 +336,19 @@ function describeWal(
 }
 
 /**
- * Postgres checkpoints (the whole server's: timed and requested) and WAL while `work` runs;
- * BENCH_CHECKPOINT_FIRST=1 makes a checkpoint just before it, so every loop starts from the same
- * state (each page's first change then writes its whole page to the WAL).
+ * Postgres checkpoints and WAL while `work` runs (bench/wal-during.ts), with the WAL's full-page
+ * images; BENCH_CHECKPOINT_FIRST=1 makes a checkpoint just before it, so every loop starts from
+ * the same state (each page's first change then writes its whole page to the WAL).
  */
 async function checkpointsDuring<T>(db: pg.Client, work: () => Promise<T>): Promise<{ result: T } & WalFigures> {
-  await (walInspect ??= db.query("create extension if not exists pg_walinspect"));
-  if (process.env.BENCH_CHECKPOINT_FIRST === "1") await db.query("checkpoint");
-  const read = async () => {
-    await db.query("select pg_stat_clear_snapshot()");
-    const { rows } = await db.query<{ n: string; lsn: string; since: number }>(
-      `select checkpoints_timed + checkpoints_req as n, pg_current_wal_lsn()::text as lsn,
-              extract(epoch from now() - (select checkpoint_time from pg_control_checkpoint()))::float8 as since
-         from pg_stat_bgwriter`,
-    );
-    return rows[0]!;
-  };
-  const before = await read();
-  const result = await work();
-  const after = await read();
-  const { rows } = await db.query<{ wal: string; fpi: string }>(
-    `select coalesce(sum(combined_size), 0)::text as wal, coalesce(sum(fpi_size), 0)::text as fpi
-       from pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false)`,
-    [before.lsn, after.lsn],
+  const { from, to, ...span } = await walDuring(db, work, {
+    checkpointFirst: process.env.BENCH_CHECKPOINT_FIRST === "1",
+  });
+  const { rows } = await db.query<{ fpi: string }>(
+    "select coalesce(sum(fpi_size), 0)::text as fpi from pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false)",
+    [from, to],
   );
-  return {
-    result,
-    checkpoints: Number(after.n) - Number(before.n),
-    sinceCheckpointS: before.since,
-    walBytes: Number(rows[0]!.wal),
-    fpiBytes: Number(rows[0]!.fpi),
-  };
+  return { ...span, fpiBytes: Number(rows[0]!.fpi) };
 }
 
 /**
