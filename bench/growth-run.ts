@@ -113,6 +113,35 @@ async function slowPlans(
   return plans;
 }
 
+/** The service's own connection to a webhooks database (its schema and search path). */
+const webhooksDatabase = (url: string): Knex =>
+  createDatabase({ url, schema: WEBHOOKS_SCHEMA, searchPath: WEBHOOKS_SEARCH_PATH, poolMax: 4 });
+
+/**
+ * The reads again on a database an earlier run kept (GROWTH_KEEP=1), with the plans of those over
+ * `explainOver` x the baseline's p99: to read the same data under other server settings.
+ */
+export async function remeasureWebhooksReads(
+  url: string,
+  options: Pick<GrowthOptions, "reps" | "explainOver">,
+  baseline: readonly Timed[] | undefined,
+): Promise<{ deliveries: number; timings: Timed[]; plans: { name: string; plan: string }[] }> {
+  const db = webhooksDatabase(url);
+  const c = await client(url);
+  try {
+    const [{ n }] = (await db("deliveries").count({ n: "*" })) as [{ n: string }];
+    const reads = await measureWebhooksReads(db, options.reps);
+    return {
+      deliveries: Number(n),
+      timings: reads.timings,
+      plans: await slowPlans(c, reads.timings, baseline, options.explainOver),
+    };
+  } finally {
+    await c.end();
+    await db.destroy();
+  }
+}
+
 /** One webhooks size: fill, bytes, reads, pipeline rate, retention step; the database dropped after. */
 export async function runWebhooksSize(
   size: number,
@@ -121,12 +150,7 @@ export async function runWebhooksSize(
 ): Promise<SizeResult> {
   const deliveries = size === 0 ? options.seed : size;
   const scratch = await createScratchDatabase("growth");
-  const db: Knex = createDatabase({
-    url: scratch.url,
-    schema: WEBHOOKS_SCHEMA,
-    searchPath: WEBHOOKS_SEARCH_PATH,
-    poolMax: 4,
-  });
+  const db = webhooksDatabase(scratch.url);
   const c = await client(scratch.url);
   try {
     await migrateToLatest(db, "webhooks", webhooksMigrations);
@@ -167,7 +191,8 @@ export async function runWebhooksSize(
   } finally {
     await c.end();
     await db.destroy();
-    if (!options.keep) await scratch.drop();
+    if (options.keep) options.log(`kept ${scratch.url}`);
+    else await scratch.drop();
   }
 }
 
@@ -208,6 +233,7 @@ export async function runNotifySize(
   } finally {
     await c.end();
     await db.destroy();
-    if (!options.keep) await scratch.drop();
+    if (options.keep) options.log(`kept ${scratch.url}`);
+    else await scratch.drop();
   }
 }

@@ -20,13 +20,16 @@
  * filled the same way, so every read finds rows. For notify, GROWTH_NOTIFY_SIZES (notifications,
  * default "0,10000000"): a transcript page, the activity poll, a send. Every read whose p99 is
  * over 1.5x the empty database's gets EXPLAIN (ANALYZE, BUFFERS) of its statements printed.
- * GROWTH_KEEP=1 keeps the scratch databases.
+ * GROWTH_KEEP=1 keeps the scratch databases (their URLs printed). GROWTH_REMEASURE=<url>,<url>...
+ * measures only the webhooks reads again on kept databases, each against the first (the empty
+ * one): the same data under other server settings.
  */
 import { join } from "node:path";
 import { recordResult } from "./load-generator.js";
 import {
   label,
   postgresSettings,
+  remeasureWebhooksReads,
   runNotifySize,
   runWebhooksSize,
   type GrowthOptions,
@@ -54,7 +57,10 @@ function printTimings(rows: { label: string; timings: Timed[] }[]): void {
       const b = base.find((x) => x.name === t.name)!;
       table[t.name]![`${size}: p50 ms`] = t.p50.toFixed(2);
       table[t.name]![`${size}: p99 ms`] = t.p99.toFixed(2);
-      if (timings !== base) table[t.name]![`${size}: p99 / empty`] = (t.p99 / b.p99).toFixed(2);
+      if (timings !== base) {
+        table[t.name]![`${size}: p99 / empty`] = (t.p99 / b.p99).toFixed(2);
+        table[t.name]![`${size}: p50 / empty`] = (t.p50 / b.p50).toFixed(2);
+      }
     }
   }
   console.table(table);
@@ -104,6 +110,21 @@ async function main() {
   );
   console.log("Postgres settings of this run:");
   console.table(settings);
+
+  if (process.env.GROWTH_REMEASURE) {
+    const measured: { label: string; timings: Timed[] }[] = [];
+    for (const url of process.env.GROWTH_REMEASURE.split(",")) {
+      const result = await remeasureWebhooksReads(url, options, measured[0]?.timings);
+      measured.push({ label: `${result.deliveries} (${new URL(url).pathname.slice(1)})`, timings: result.timings });
+      printTimings(measured);
+      for (const { name: read, plan } of result.plans) {
+        console.log(
+          `\n${result.deliveries}: ${read}: p99 over 1.5x the first database's; EXPLAIN (ANALYZE, BUFFERS):\n${plan}\n`,
+        );
+      }
+    }
+    return;
+  }
 
   const webhooks: SizeResult[] = [];
   for (const size of options.sizes) {
