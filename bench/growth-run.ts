@@ -129,6 +129,8 @@ export async function remeasureWebhooksReads(
   const db = webhooksDatabase(url);
   const c = await client(url);
   try {
+    // The plans' connection reads what the service reads (a fill's connection sets the same).
+    await c.query(`set search_path = ${WEBHOOKS_SEARCH_PATH.join(", ")}`);
     const [{ n }] = (await db("deliveries").count({ n: "*" })) as [{ n: string }];
     const reads = await measureWebhooksReads(db, options.reps);
     return {
