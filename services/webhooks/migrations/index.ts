@@ -11,6 +11,7 @@ import * as backlogIndex from "./20261127190000_deliveries_backlog_idx.js";
 import * as historyPartitions from "./20261127200000_history_partitions.js";
 import * as typeLogIndex from "./20261128100000_deliveries_type_log_idx.js";
 import * as endpointsDeletedIndex from "./20261128120000_endpoints_deleted_idx.js";
+import * as deliveriesFillfactor from "./20261128150000_deliveries_fillfactor.js";
 
 /** Every migration of the webhooks schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -26,4 +27,5 @@ export const migrations: Migration[] = [
   historyPartitions,
   typeLogIndex,
   endpointsDeletedIndex,
+  deliveriesFillfactor,
 ];
