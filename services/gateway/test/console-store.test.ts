@@ -51,6 +51,26 @@ describe("console store (real Postgres)", () => {
     expect(rows).toEqual([{ key: "address:10.0.0.1", attempts: 9 }]);
   });
 
+  it("never answers more than the window left, when another call restarted the window while this one waited", async () => {
+    const key = "account:t_1:late@example.com";
+    await store.countAttempt([key], 300);
+    // Another call holds the key's row: this one starts (its now()) and waits for it.
+    const holder = await db.transaction();
+    await holder.raw("select 1 from console_login_throttle where key = ? for update", [key]);
+    const waiting = store.countAttempt([key], 300);
+    await sleep(60);
+    // The other call starts a new window, later than this one's start, and commits.
+    await holder.raw(
+      "update console_login_throttle set window_started_at = clock_timestamp(), attempts = 1 where key = ?",
+      [key],
+    );
+    await holder.commit();
+    const [counted] = await waiting;
+    expect(counted!.attempts).toBe(2);
+    expect(counted!.windowLeftMs).toBeLessThanOrEqual(300);
+    expect(counted!.windowLeftMs).toBeGreaterThan(0);
+  });
+
   it("ends a session past a limit with its reason, for good", async () => {
     const { userId } = await user("sessions@example.com");
     const idle = digestConsoleToken(issueConsoleToken());

@@ -289,6 +289,9 @@ export function createConsoleStore(db: Knex): ConsoleStore {
     },
 
     async countAttempt(keys, windowMs) {
+      // What is left of the window is read off the clock when the row is written, not off now()
+      // (this statement's start): a call that waited for another's lock on the key may find a
+      // window that other call started after this one began, and would answer more than the window.
       const { rows } = await db.raw<{ rows: { key: string; attempts: number; window_left_ms: string }[] }>(
         `insert into console_login_throttle as t (key, attempts, window_started_at)
          select key, 1, now() from (values ${keys.map(() => "(?::text)").join(", ")}) as k (key)
@@ -296,7 +299,7 @@ export function createConsoleStore(db: Knex): ConsoleStore {
            attempts = case when t.window_started_at > now() - ?::interval then t.attempts + 1 else 1 end,
            window_started_at = case when t.window_started_at > now() - ?::interval then t.window_started_at else now() end
          returning key, attempts,
-           ceil(extract(epoch from (window_started_at + ?::interval - now())) * 1000) as window_left_ms`,
+           ceil(extract(epoch from (window_started_at + ?::interval - clock_timestamp())) * 1000) as window_left_ms`,
         [...keys, ms(windowMs), ms(windowMs), ms(windowMs)],
       );
       return rows.map((row) => ({ key: row.key, attempts: row.attempts, windowLeftMs: Number(row.window_left_ms) }));
