@@ -66,6 +66,11 @@ function printTimings(rows: { label: string; timings: Timed[] }[]): void {
   console.table(table);
 }
 
+/** A slow read's plan, as EXPLAIN (ANALYZE, BUFFERS) printed it. */
+function printPlan(size: string, read: string, plan: string, against: string): void {
+  console.log(`\n${size}: ${read}: p99 over 1.5x ${against}; EXPLAIN (ANALYZE, BUFFERS):\n${plan}\n`);
+}
+
 function printBytes(size: string, rowsOf: number, bytes: TableBytes[], unit: string): void {
   const perMillion = rowsOf / 1e6;
   console.log(`${size}: bytes per table (per million ${unit}: total / ${perMillion})`);
@@ -118,9 +123,7 @@ async function main() {
       measured.push({ label: `${result.deliveries} (${new URL(url).pathname.slice(1)})`, timings: result.timings });
       printTimings(measured);
       for (const { name: read, plan } of result.plans) {
-        console.log(
-          `\n${result.deliveries}: ${read}: p99 over 1.5x the first database's; EXPLAIN (ANALYZE, BUFFERS):\n${plan}\n`,
-        );
+        printPlan(String(result.deliveries), read, plan, "the first database's");
       }
     }
     return;
@@ -165,7 +168,7 @@ async function main() {
       );
     }
     for (const { name: read, plan } of result.plans) {
-      console.log(`\n${name}: ${read}: p99 over 1.5x the empty database's; EXPLAIN (ANALYZE, BUFFERS):\n${plan}\n`);
+      printPlan(name, read, plan, "the empty database's");
     }
   }
 
@@ -177,7 +180,7 @@ async function main() {
     printBytes(name, result.notifications, result.bytes, "notifications");
     printTimings(notify.map((r) => ({ label: label(r.size, options.seed), timings: r.timings })));
     for (const { name: read, plan } of result.plans) {
-      console.log(`\n${name}: ${read}: p99 over 1.5x the empty database's; EXPLAIN (ANALYZE, BUFFERS):\n${plan}\n`);
+      printPlan(name, read, plan, "the empty database's");
     }
   }
 

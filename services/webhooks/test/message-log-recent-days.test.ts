@@ -77,7 +77,10 @@ describe("the message log's first page of one event type", () => {
     await scratch?.drop();
   });
 
-  /** The store's first page, the deliveries statements it ran, and the partitions each plans to read. */
+  /**
+   * The store's first page, the deliveries statements it ran, and the partitions each plans to
+   * read; the page is checked against the one a read of every day gives.
+   */
   async function firstPage(eventType: string) {
     statements.length = 0;
     const page = await createLedgerStore(db).list(TENANT, undefined, { limit: 20, afterSeq: undefined, eventType });
@@ -90,6 +93,9 @@ describe("the message log's first page of one event type", () => {
       );
       partitions.push(relations(explained.rows[0]!["QUERY PLAN"][0]!.Plan).filter((r) => r.startsWith("deliveries_")));
     }
+    const expected = await everyDay(eventType);
+    expect(page.deliveries.map((d) => d.id)).toEqual(expected.ids);
+    expect(page.nextAfterSeq).toBe(expected.next);
     return { page, partitions };
   }
 
@@ -103,10 +109,7 @@ describe("the message log's first page of one event type", () => {
   }
 
   it("reads only today's and yesterday's partitions (and the days ahead) when today holds the page", async () => {
-    const { page, partitions } = await firstPage("pet.created");
-    const expected = await everyDay("pet.created");
-    expect(page.deliveries.map((d) => d.id)).toEqual(expected.ids);
-    expect(page.nextAfterSeq).toBe(expected.next);
+    const { partitions } = await firstPage("pet.created");
     expect(partitions).toHaveLength(1);
     expect(partitions[0]).toContain(partitionOf(0));
     expect(partitions[0]).toContain(partitionOf(1));
@@ -117,10 +120,7 @@ describe("the message log's first page of one event type", () => {
 
   it("reads the older days too when the two days hold less than a page, and gives the every-day page", async () => {
     for (const type of ["pet.updated", "pet.adopted"]) {
-      const { page, partitions } = await firstPage(type);
-      const expected = await everyDay(type);
-      expect(page.deliveries.map((d) => d.id)).toEqual(expected.ids);
-      expect(page.nextAfterSeq).toBe(expected.next);
+      const { partitions } = await firstPage(type);
       expect(partitions).toHaveLength(2);
       expect(partitions[1]).toContain(partitionOf(21));
     }
@@ -128,10 +128,7 @@ describe("the message log's first page of one event type", () => {
   });
 
   it("reads the older days too when the two days' page ends in yesterday", async () => {
-    const { page, partitions } = await firstPage("pet.deleted");
-    const expected = await everyDay("pet.deleted");
-    expect(page.deliveries.map((d) => d.id)).toEqual(expected.ids);
-    expect(page.nextAfterSeq).toBe(expected.next);
+    const { partitions } = await firstPage("pet.deleted");
     expect(partitions).toHaveLength(2);
   });
 
