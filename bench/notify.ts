@@ -40,12 +40,16 @@
  * them by stage of the send), BENCH_PG_STATEMENTS (on a server with pg_stat_statements loaded: each
  * statement's execution time and calls per send in the notify path's and floor (c)'s closed loops),
  * BENCH_LOOP_STALLS (a directory: the same processes and this one record their event-loop stalls
- * and long collections, printed per open loop; bench/loop-stalls.ts),
+ * and long collections, printed per open loop; bench/loop-stalls.ts), BENCH_PG_PERF (a directory,
+ * on a machine with `perf`: each closed loop of the notify path, (c) and (d) records the
+ * database's backends with `perf record -g`, and the run ends with Postgres's CPU per send by
+ * stage of the server's work; bench/pg-perf-stages.ts),
  * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { once } from "node:events";
 import { request as httpRequest, Agent } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -58,6 +62,7 @@ import { profiled } from "./profiled-env.js";
 import { readLoopEvents, recordLoopStalls, summariseLoopEvents, type LoopEvent } from "./loop-stalls.js";
 import { percentile, recordResult } from "./load-generator.js";
 import { walDuring, type WalSpan } from "./wal-during.js";
+import { pgStageTable } from "./pg-perf-stages.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
 const run = promisify(execFile);
@@ -435,6 +440,36 @@ async function cpuDuring<T>(
   return { result, cpu, writes };
 }
 
+/**
+ * BENCH_PG_PERF=<dir>: `perf record -g` of this database's backends while `work` runs, into
+ * <dir>/<name>.data (bench/pg-perf-stages.ts reads it). Without the setting, just `work`.
+ */
+async function pgPerfDuring<T>(
+  db: pg.Client,
+  name: string,
+  work: () => Promise<T>,
+): Promise<{ run: T; file?: string }> {
+  const dir = process.env.BENCH_PG_PERF;
+  if (!dir) return { run: await work() };
+  mkdirSync(dir, { recursive: true });
+  const { rows } = await db.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+  );
+  const file = join(dir, `${name}.data`);
+  const perf = spawn("perf", ["record", "-g", "-F", "999", "-o", file, "-p", rows.map((r) => r.pid).join(",")], {
+    stdio: "ignore",
+  });
+  const exited = once(perf, "exit");
+  // perf attaches within a few ms; a loop of seconds loses nothing that matters.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  try {
+    return { run: await work(), file };
+  } finally {
+    perf.kill("SIGINT");
+    await exited;
+  }
+}
+
 /** The machine's CPU time by state (/proc/stat's first line, in clock ticks). */
 function machineTicks(): { busy: number; idle: number; steal: number } {
   const [, user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
@@ -747,25 +782,38 @@ async function main() {
       statements[path].push(describeStatements(before, await statementTimes(db), run.result.sends));
       return run;
     };
+    // BENCH_PG_PERF: the perf.data files of each path's closed loops.
+    const pgPerfFiles = { notify: [] as string[], floorC: [] as string[], floorD: [] as string[] };
+    const withPgPerf = async <T>(path: keyof typeof pgPerfFiles, round: number, work: () => Promise<T>) => {
+      const { run, file } = await pgPerfDuring(db, `${path}-${round + 1}`, work);
+      if (file) pgPerfFiles[path].push(file);
+      return run;
+    };
     for (let round = 0; round < 2; round++) {
       addCpu(
         "notify",
         await withStatements("notify", () =>
-          cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
-            closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
+          withPgPerf("notify", round, () =>
+            cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
+              closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
+            ),
           ),
         ),
       );
       addCpu(
         "floorC",
         await withStatements("floorC", () =>
-          cpuDuring(db, floorCProcesses, () => closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds)),
+          withPgPerf("floorC", round, () =>
+            cpuDuring(db, floorCProcesses, () => closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds)),
+          ),
         ),
       );
       addCpu(
         "floorD",
-        await cpuDuring(db, { koa: floorDKoa.child.pid!, grpc: floorDServer.child.pid! }, () =>
-          closedLoop(floorDLabel, floorDUrl, floorCAuth, durationSeconds),
+        await withPgPerf("floorD", round, () =>
+          cpuDuring(db, { koa: floorDKoa.child.pid!, grpc: floorDServer.child.pid! }, () =>
+            closedLoop(floorDLabel, floorDUrl, floorCAuth, durationSeconds),
+          ),
         ),
       );
       addCpu(
@@ -803,6 +851,15 @@ async function main() {
         postgres: msPerSend("floor", "postgres"),
       },
     };
+    if (pgPerfFiles.notify.length > 0) {
+      // Each path's share of samples by stage, times its Postgres CPU ms per send (/proc).
+      for (const line of pgStageTable([
+        { label: "notify path", msPerSend: cpu.notify.postgres, files: pgPerfFiles.notify },
+        { label: "floor (c)", msPerSend: cpu.floorC.postgres, files: pgPerfFiles.floorC },
+        { label: "floor (d)", msPerSend: cpu.floorD.postgres, files: pgPerfFiles.floorD },
+      ]))
+        console.log(line);
+    }
     const viaNotify = mean(
       notifyLabel,
       runs.filter((r) => r.label === notifyLabel),
