@@ -6,11 +6,11 @@ import { describe, expect, it } from "vitest";
 import { measureSendStatements } from "./notify-statements.js";
 
 describe("bench:notify-statements at a tiny size", () => {
-  it("measures notify's two statements of a send, before and after its calls left perform, and floor (c)'s", async () => {
+  it("measures notify's two statements of a send, before and after pacing in one update, and floor (c)'s", async () => {
     const figures = await measureSendStatements({ sends: 20, rounds: 1 });
     expect(figures.map((f) => f.path)).toEqual([
       "notify (record_send, outcome)",
-      "notify, record_send with perform (before 20261128180000)",
+      "notify, pacing by lock then update (before 20261128130000)",
       "floor (c) (claim, outcome)",
     ]);
     for (const f of figures) {

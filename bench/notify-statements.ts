@@ -10,9 +10,8 @@
  *
  * - notify: `record_send` (with the number's pace, as every send through a number takes it) and the
  *   outcome statement, through the product's own store (db/notification-store.ts);
- * - notify, record_send with `perform`: the same with record_send as migration 20261128140000
- *   left it (its lock and sequence calls run as `perform` statements), the baseline of
- *   20261128180000;
+ * - notify, pacing by lock: the same with record_send as migration 20261127120000 wrote it (the
+ *   number's row read `for update`, then updated), the baseline of 20261128130000;
  * - floor (c): its claim and outcome statements (the same rows and indexes, nothing of ours).
  *
  * Per path, NOTIFY_STATEMENTS_SENDS sends (default 1 000) in each of NOTIFY_STATEMENTS_ROUNDS
@@ -26,8 +25,7 @@ import { readFileSync } from "node:fs";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
 import { migrations } from "@platform/notify/migrations";
-import { recordSendV5 } from "@platform/notify/migrations/20261128140000_allowance_events_on_demand";
-import { recordSendV6 } from "@platform/notify/migrations/20261128180000_record_send_without_perform";
+import { recordSendV3InPlace, recordSendV4 } from "@platform/notify/migrations/20261128130000_pace_without_row_lock";
 import { createNotificationStore } from "@platform/notify/db/notification-store";
 import pg from "pg";
 import { FLOOR_C_SCHEMA, FLOOR_C_STATEMENTS } from "./notify-floor-c-schema.js";
@@ -157,11 +155,11 @@ export async function measureSendStatements(options: StatementOptions): Promise<
       BigInt((await floor.query<{ b: string }>("select (pg_current_wal_lsn() - '0/0'::pg_lsn)::text as b")).rows[0]!.b);
 
     const paths: { path: string; pid: number; before?: () => Promise<unknown>; send: () => Promise<void> }[] = [
-      { path: "notify (record_send, outcome)", pid: notifyPid, before: () => db.raw(recordSendV6), send: notifySend },
+      { path: "notify (record_send, outcome)", pid: notifyPid, before: () => db.raw(recordSendV4), send: notifySend },
       {
-        path: "notify, record_send with perform (before 20261128180000)",
+        path: "notify, pacing by lock then update (before 20261128130000)",
         pid: notifyPid,
-        before: () => db.raw(recordSendV5),
+        before: () => db.raw(recordSendV3InPlace),
         send: notifySend,
       },
       { path: "floor (c) (claim, outcome)", pid: floorPid, send: floorSend },
@@ -184,7 +182,7 @@ export async function measureSendStatements(options: StatementOptions): Promise<
       }
     }
     // The product's function back in place (the database is dropped anyway).
-    await db.raw(recordSendV6);
+    await db.raw(recordSendV4);
     return paths.map(({ path }) => {
       const measured = rounds.get(path)!;
       return {

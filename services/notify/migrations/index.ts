@@ -16,7 +16,6 @@ import * as tenantChannelAnnouncements from "./20261127130000_tenant_channel_ann
 import * as conversationMessagesByNotification from "./20261127190000_conversation_messages_by_notification.js";
 import * as paceWithoutRowLock from "./20261128130000_pace_without_row_lock.js";
 import * as allowanceEventsOnDemand from "./20261128140000_allowance_events_on_demand.js";
-import * as recordSendWithoutPerform from "./20261128180000_record_send_without_perform.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -37,5 +36,4 @@ export const migrations: Migration[] = [
   conversationMessagesByNotification,
   paceWithoutRowLock,
   allowanceEventsOnDemand,
-  recordSendWithoutPerform,
 ];

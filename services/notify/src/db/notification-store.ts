@@ -146,57 +146,41 @@ const recordSendSql = preparedStatement(
   "select outcome, recorded_at, month_sends, announced from record_send(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 
-/**
- * The outcome's statement, in two forms chosen by the outcome, so that neither carries the other's
- * writes as no-ops (each write of a statement is set up on every run, whether its filter then
- * passes or not): `completed` (sent, unknown) records the provider's message id and completes the
- * key with its result; `refused` (failed) gives the allowance back and releases the key. Both
- * set the command's and the transcript entry's state and write the outcome's event.
- */
-const outcomeCommand = `command as (
+const outcomeSql = preparedStatement(
+  "notify_send_outcome",
+  `with command as (
              update notification_commands set state = ?, failure_code = ?, provider_code = ?, updated_at = now(),
                delivery_status = ?::text,
                accepted_at = case when ?::text = 'accepted' then now() else accepted_at end,
                failed_at = case when ?::text = 'failed' then now() else failed_at end
              where id = ? and state in ('dispatching', 'unknown')
              returning tenant_id, counted, month
-           )`;
-const outcomeEntry = `entry as (
+           ), provider as (
+             insert into provider_messages (notification_id, provider, provider_message_id)
+             select ?, ?, ? where ?::boolean
+             returning 1
+           ), entry as (
              update conversation_messages set state = ?, updated_at = now() where notification_id = ?
              returning 1
-           )`;
-const outcomeEvent = `announced as (
+           ), refund as (
+             update monthly_sends m set sends = m.sends - 1 from command c
+             where ?::boolean and c.counted and m.tenant_id = c.tenant_id and m.month = c.month and m.sends > 0
+             returning 1
+           ), released as (
+             delete from idempotency_keys
+             where ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           ), completed as (
+             update idempotency_keys set state = 'completed', result = ?::jsonb
+             where not ?::boolean and scope = ? and key = ? and owner = ? and state = 'in_progress'
+             returning 1
+           ), announced as (
              insert into outbox (event_id, subject, payload, traceparent, published_at)
              select ?, ?, ?::bytea, ?, case when ?::boolean then now() end from command where ?::boolean
              on conflict (event_id) do nothing
              returning 1
            )
-           select (select count(*) from command) as commands, (select count(*) from announced) as announced`;
-
-const completedSql = preparedStatement(
-  "notify_send_completed",
-  `with ${outcomeCommand}, provider as (
-             insert into provider_messages (notification_id, provider, provider_message_id)
-             select ?, ?, ? where ?::boolean
-             returning 1
-           ), ${outcomeEntry}, completed as (
-             update idempotency_keys set state = 'completed', result = ?::jsonb
-             where scope = ? and key = ? and owner = ? and state = 'in_progress'
-             returning 1
-           ), ${outcomeEvent}`,
-);
-
-const refusedSql = preparedStatement(
-  "notify_send_refused",
-  `with ${outcomeCommand}, ${outcomeEntry}, refund as (
-             update monthly_sends m set sends = m.sends - 1 from command c
-             where c.counted and m.tenant_id = c.tenant_id and m.month = c.month and m.sends > 0
-             returning 1
-           ), released as (
-             delete from idempotency_keys
-             where scope = ? and key = ? and owner = ? and state = 'in_progress'
-             returning 1
-           ), ${outcomeEvent}`,
+           select (select count(*) from command) as commands, (select count(*) from announced) as announced`,
 );
 
 /** A repeat reads the key's claim: who holds it, for which request, with which result. */
@@ -347,7 +331,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         },
       });
       const atOnce = events?.publishesAtOnce ?? false;
-      const command = [
+      const [row] = await queryRows<{ commands: string; announced: string }>(pool, outcomeSql, [
         state,
         refused ? outcome.code : null,
         refused ? outcome.providerCode : null,
@@ -355,35 +339,29 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         deliveryStatus,
         deliveryStatus,
         send.notificationId,
-      ];
-      const entryState = [state, send.notificationId];
-      const key = [send.tenantId, send.idempotencyKey, send.owner];
-      const event = [
+        send.notificationId,
+        provider,
+        outcome.kind === "sent" ? outcome.providerMessageId : "",
+        outcome.kind === "sent",
+        state,
+        send.notificationId,
+        refused,
+        refused,
+        send.tenantId,
+        send.idempotencyKey,
+        send.owner,
+        JSON.stringify(result),
+        refused,
+        send.tenantId,
+        send.idempotencyKey,
+        send.owner,
         entry?.eventId ?? "",
         entry?.subject ?? "",
         entry ? Buffer.from(entry.payload) : Buffer.alloc(0),
         send.traceparent ?? null,
         atOnce,
         entry !== undefined,
-      ];
-      const [row] = refused
-        ? await queryRows<{ commands: string; announced: string }>(pool, refusedSql, [
-            ...command,
-            ...entryState,
-            ...key,
-            ...event,
-          ])
-        : await queryRows<{ commands: string; announced: string }>(pool, completedSql, [
-            ...command,
-            send.notificationId,
-            provider,
-            outcome.kind === "sent" ? outcome.providerMessageId : "",
-            outcome.kind === "sent",
-            ...entryState,
-            JSON.stringify(result),
-            ...key,
-            ...event,
-          ]);
+      ]);
       if (entry && Number(row!.announced) > 0) events!.publishCommitted(entry);
     },
 
