@@ -406,6 +406,14 @@ function writeCalls(pid: number): number {
   }
 }
 
+/** The pids of this database's Postgres backends (other than `db`'s own). */
+async function databaseBackends(db: pg.Client): Promise<number[]> {
+  const { rows } = await db.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+  );
+  return rows.map((r) => r.pid);
+}
+
 /**
  * CPU seconds used and write system calls made by each process and by this database's Postgres
  * backends (under `postgres`) while `work` runs.
@@ -415,12 +423,7 @@ async function cpuDuring<T>(
   processes: Record<string, number>,
   work: () => Promise<T>,
 ): Promise<{ result: T; cpu: Record<string, number>; writes: Record<string, number> }> {
-  const backends = async () =>
-    (
-      await db.query<{ pid: number }>(
-        "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
-      )
-    ).rows.map((r) => r.pid);
+  const backends = () => databaseBackends(db);
   const reading = (pid: number) => ({ cpu: cpuSeconds(pid), writes: writeCalls(pid) });
   const before = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, reading(pid)]));
   const pgBefore = new Map((await backends()).map((pid) => [pid, reading(pid)]));
@@ -452,11 +455,9 @@ async function pgPerfDuring<T>(
   const dir = process.env.BENCH_PG_PERF;
   if (!dir) return { run: await work() };
   mkdirSync(dir, { recursive: true });
-  const { rows } = await db.query<{ pid: number }>(
-    "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
-  );
+  const pids = await databaseBackends(db);
   const file = join(dir, `${name}.data`);
-  const perf = spawn("perf", ["record", "-g", "-F", "999", "-o", file, "-p", rows.map((r) => r.pid).join(",")], {
+  const perf = spawn("perf", ["record", "-g", "-F", "999", "-o", file, "-p", pids.join(",")], {
     stdio: "ignore",
   });
   const exited = once(perf, "exit");
