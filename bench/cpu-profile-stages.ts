@@ -10,6 +10,11 @@
  * bench's CPU ms per send they give each stage's ms per send (docs/operations.md).
  *
  * Profiles come from `BENCH_CPU_PROF=<dir> npm run bench:notify` (bench/cpu-profile.ts).
+ *
+ * A V8 profile's sampler is wall-clock: a process that is runnable but waiting for a core is
+ * charged to what it was doing when it lost the core, on a busy machine mostly a socket write
+ * (the write wakes the peer, which takes the core). Its shares are of wall time, not CPU; for
+ * CPU shares read the same stages from `perf` (BENCH_NODE_PERF, bench/node-perf-stages.ts).
  */
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -110,6 +115,32 @@ function transportOf(url: string, functionName: string): string {
   return "unclaimed: node runtime";
 }
 
+/** One frame of a stack: its script's URL ("" for native code) and its function's name. */
+export interface Frame {
+  url: string;
+  functionName: string;
+}
+
+/**
+ * The stage of one sample, from its frames leaf first: the first frame a stage claims; unclaimed,
+ * the first library from the leaf up (a socket write's pg, grpc-js or koa), else the runtime part
+ * at the leaf (the first frame with a script, or a V8 pseudo-frame such as "(program)").
+ */
+export function stageOfFrames(frames: readonly Frame[]): string {
+  let library: Frame | undefined;
+  let leafPart: Frame | undefined;
+  for (const frame of frames) {
+    const { url, functionName } = frame;
+    const where = `${url.replace(repoUrl, "")}#${functionName}`;
+    const claimed = STAGES.find(([, pattern]) => pattern.test(where));
+    if (claimed) return claimed[0];
+    if (!library && url.includes("/node_modules/")) library = frame;
+    if (!leafPart && (url !== "" || functionName.startsWith("("))) leafPart = frame;
+  }
+  const part = library ?? leafPart;
+  return part ? transportOf(part.url, part.functionName) : "unclaimed: native";
+}
+
 export function stagesOf(file: string): { busyUs: number; stages: Map<string, number> } {
   const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -117,30 +148,10 @@ export function stagesOf(file: string): { busyUs: number; stages: Map<string, nu
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-  const stageOfNode = new Map<number, string>();
   const stageOf = (leaf: number): string => {
-    const known = stageOfNode.get(leaf);
-    if (known) return known;
-    // Unclaimed: charged to the first library from the leaf up (a socket write's pg, grpc-js or
-    // koa), else to the runtime part at the leaf.
-    let library: [string, string] | undefined;
-    let leafPart: [string, string] | undefined;
-    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) {
-      const { url, functionName } = byId.get(id)!.callFrame;
-      const where = `${url.replace(repoUrl, "")}#${functionName}`;
-      const claimed = STAGES.find(([, pattern]) => pattern.test(where));
-      if (claimed) {
-        stageOfNode.set(leaf, claimed[0]);
-        return claimed[0];
-      }
-      if (!library && url.includes("/node_modules/")) library = [url, functionName];
-      if (!leafPart && (url !== "" || functionName.startsWith("("))) leafPart = [url, functionName];
-    }
-    const part = library ?? leafPart;
-    const transport = part && transportOf(...part);
-    const stage = transport ?? "unclaimed: native";
-    stageOfNode.set(leaf, stage);
-    return stage;
+    const frames: Frame[] = [];
+    for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id)) frames.push(byId.get(id)!.callFrame);
+    return stageOfFrames(frames);
   };
   const stages = new Map<string, number>();
   let busyUs = 0;

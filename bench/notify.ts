@@ -43,12 +43,17 @@
  * and long collections, printed per open loop; bench/loop-stalls.ts), BENCH_PG_PERF (a directory,
  * on a machine with `perf`: each closed loop of the notify path, (c) and (d) records the
  * database's backends with `perf record -g`, and the run ends with Postgres's CPU per send by
- * stage of the server's work; bench/pg-perf-stages.ts),
+ * stage of the server's work; bench/pg-perf-stages.ts), BENCH_NODE_PERF (a directory, on a machine
+ * with `perf`: the same for the path's two processes, ours and the floors', started with V8's
+ * jitdump so that `perf inject --jit` names their JS frames; the run ends with each process's CPU
+ * per send by stage of the send, as cpu-profile-stages.ts reads a V8 profile but from on-CPU
+ * samples; bench/node-perf-stages.ts),
+ * BENCH_NODE_ARGS (Node and V8 options given to every measured process, to A/B them),
  * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { request as httpRequest, Agent } from "node:http";
 import { join } from "node:path";
@@ -58,11 +63,12 @@ import pg from "pg";
 import { createScratchDatabase } from "@platform/local-stack/postgres-databases";
 import { startServiceProcess, type ServiceProcess } from "@platform/local-stack/service-process";
 import { FLOOR_C_SCHEMA } from "./notify-floor-c-schema.js";
-import { profiled } from "./profiled-env.js";
+import { profiled, profiledArgs } from "./profiled-env.js";
 import { readLoopEvents, recordLoopStalls, summariseLoopEvents, type LoopEvent } from "./loop-stalls.js";
 import { percentile, recordResult } from "./load-generator.js";
 import { walDuring, type WalSpan } from "./wal-during.js";
-import { pgStageTable } from "./pg-perf-stages.js";
+import { nodeStageTable } from "./node-perf-stages.js";
+import { perfScriptOf, pgStageTable } from "./pg-perf-stages.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
 const run = promisify(execFile);
@@ -444,20 +450,22 @@ async function cpuDuring<T>(
 }
 
 /**
- * BENCH_PG_PERF=<dir>: `perf record -g` of this database's backends while `work` runs, into
- * <dir>/<name>.data (bench/pg-perf-stages.ts reads it). Without the setting, just `work`.
+ * `perf record -g` of the processes `pids` while `work` runs, into <dir>/<name>.data; without a
+ * directory (the setting unset), just `work`. BENCH_PG_PERF records the database's backends
+ * (bench/pg-perf-stages.ts reads them), BENCH_NODE_PERF the path's processes of ours or the
+ * floor's (bench/node-perf-stages.ts).
  */
-async function pgPerfDuring<T>(
-  db: pg.Client,
+async function perfDuring<T>(
+  dir: string | undefined,
   name: string,
+  pids: () => Promise<number[]>,
   work: () => Promise<T>,
+  options: string[] = [],
 ): Promise<{ run: T; file?: string }> {
-  const dir = process.env.BENCH_PG_PERF;
   if (!dir) return { run: await work() };
   mkdirSync(dir, { recursive: true });
-  const pids = await databaseBackends(db);
   const file = join(dir, `${name}.data`);
-  const perf = spawn("perf", ["record", "-g", "-F", "999", "-o", file, "-p", pids.join(",")], {
+  const perf = spawn("perf", ["record", "-g", "-F", "999", ...options, "-o", file, "-p", (await pids()).join(",")], {
     stdio: "ignore",
   });
   const exited = once(perf, "exit");
@@ -496,6 +504,8 @@ const benchStalls: LoopEvent[] = [];
 if (stallDir) recordLoopStalls("bench (load generator)", (event) => benchStalls.push(event));
 
 async function main() {
+  // The measured processes write their jitdumps there from their start (bench/profiled-env.ts).
+  if (process.env.BENCH_NODE_PERF) mkdirSync(process.env.BENCH_NODE_PERF, { recursive: true });
   const scratch = await createScratchDatabase("benchnotify");
   const natsNamespace = newNatsNamespace("bench");
   const processes: ServiceProcess[] = [];
@@ -518,6 +528,7 @@ async function main() {
     const notify = await startServiceProcess({
       name: "notify",
       entry: entry("notify"),
+      execArgv: profiledArgs(),
       env: profiled({
         ...common,
         GRPC_HOST: "127.0.0.1",
@@ -548,6 +559,7 @@ async function main() {
     const gateway = await startServiceProcess({
       name: "gateway",
       entry: entry("gateway"),
+      execArgv: profiledArgs(),
       env: profiled({
         ...common,
         HOST: "127.0.0.1",
@@ -573,6 +585,7 @@ async function main() {
     const floorCServer = await startServiceProcess({
       name: "notify-floor-c-grpc",
       entry: join(repo, "bench", "dist", "notify-floor-c-grpc-server.js"),
+      execArgv: profiledArgs(),
       env: profiled({ DATABASE_URL: scratch.url }),
     });
     processes.push(floorCServer);
@@ -583,6 +596,7 @@ async function main() {
     const floorCKoa = await startServiceProcess({
       name: "notify-floor-c-koa",
       entry: join(repo, "bench", "dist", "notify-floor-c-koa.js"),
+      execArgv: profiledArgs(),
       env: profiled({
         FLOOR_C_GRPC_ADDR: `127.0.0.1:${floorCServer.listening.grpcPort as number}`,
         FLOOR_C_API_KEY: floorCKey,
@@ -594,6 +608,7 @@ async function main() {
     const floorDServer = await startServiceProcess({
       name: "notify-floor-d-grpc",
       entry: join(repo, "bench", "dist", "notify-floor-c-grpc-server.js"),
+      execArgv: profiledArgs(),
       env: profiled({
         DATABASE_URL: scratch.url,
         FLOOR_D_NATS_URL: testNatsUrl(),
@@ -604,6 +619,7 @@ async function main() {
     const floorDKoa = await startServiceProcess({
       name: "notify-floor-d-koa",
       entry: join(repo, "bench", "dist", "notify-floor-c-koa.js"),
+      execArgv: profiledArgs(),
       env: profiled({
         FLOOR_C_GRPC_ADDR: `127.0.0.1:${floorDServer.listening.grpcPort as number}`,
         FLOOR_C_API_KEY: floorCKey,
@@ -783,10 +799,33 @@ async function main() {
       statements[path].push(describeStatements(before, await statementTimes(db), run.result.sends));
       return run;
     };
-    // BENCH_PG_PERF: the perf.data files of each path's closed loops.
+    // BENCH_PG_PERF and BENCH_NODE_PERF: the perf.data files of each path's closed loops, of the
+    // database's backends and of the path's two processes.
     const pgPerfFiles = { notify: [] as string[], floorC: [] as string[], floorD: [] as string[] };
+    const nodePerfFiles = { notify: [] as string[], floorC: [] as string[], floorD: [] as string[] };
+    const pathPids = {
+      notify: [gateway.child.pid!, notify.child.pid!],
+      floorC: [floorCKoa.child.pid!, floorCServer.child.pid!],
+      floorD: [floorDKoa.child.pid!, floorDServer.child.pid!],
+    };
     const withPgPerf = async <T>(path: keyof typeof pgPerfFiles, round: number, work: () => Promise<T>) => {
-      const { run, file } = await pgPerfDuring(db, `${path}-${round + 1}`, work);
+      const { run, file } = await perfDuring(
+        process.env.BENCH_PG_PERF,
+        `${path}-${round + 1}`,
+        () => databaseBackends(db),
+        () =>
+          perfDuring(
+            process.env.BENCH_NODE_PERF,
+            `${path}-${round + 1}`,
+            () => Promise.resolve(pathPids[path]),
+            work,
+            // The clock of V8's jitdump, so that `perf inject --jit` can place each sample.
+            ["-k", "mono"],
+          ).then(({ run, file }) => {
+            if (file) nodePerfFiles[path].push(file);
+            return run;
+          }),
+      );
       if (file) pgPerfFiles[path].push(file);
       return run;
     };
@@ -858,6 +897,42 @@ async function main() {
         { label: "notify path", msPerSend: cpu.notify.postgres, files: pgPerfFiles.notify },
         { label: "floor (c)", msPerSend: cpu.floorC.postgres, files: pgPerfFiles.floorC },
         { label: "floor (d)", msPerSend: cpu.floorD.postgres, files: pgPerfFiles.floorD },
+      ]))
+        console.log(line);
+    }
+    if (nodePerfFiles.notify.length > 0) {
+      // Each recording with its JS frames named from the processes' jitdumps (`perf inject --jit`),
+      // kept as <file>.script, which the table (and a later reading) reads.
+      for (const files of Object.values(nodePerfFiles))
+        files.forEach((file, i) => {
+          execFileSync("perf", ["inject", "--jit", "-i", file, "-o", `${file}.jit`], { stdio: "ignore" });
+          writeFileSync(`${file}.script`, perfScriptOf(`${file}.jit`));
+          files[i] = `${file}.script`;
+        });
+      // Each process's share of its perf samples by stage, times its CPU ms per send (/proc).
+      console.log("Our processes' and the floors' CPU by stage, ms per send (perf, on-CPU samples):");
+      for (const line of nodeStageTable([
+        {
+          processes: [
+            { label: "gateway", pid: pathPids.notify[0]!, msPerSend: cpu.notify.gateway },
+            { label: "notify", pid: pathPids.notify[1]!, msPerSend: cpu.notify.notify },
+          ],
+          files: nodePerfFiles.notify,
+        },
+        {
+          processes: [
+            { label: "(c) koa", pid: pathPids.floorC[0]!, msPerSend: cpu.floorC.koa },
+            { label: "(c) grpc", pid: pathPids.floorC[1]!, msPerSend: cpu.floorC.grpc },
+          ],
+          files: nodePerfFiles.floorC,
+        },
+        {
+          processes: [
+            { label: "(d) koa", pid: pathPids.floorD[0]!, msPerSend: cpu.floorD.koa },
+            { label: "(d) grpc", pid: pathPids.floorD[1]!, msPerSend: cpu.floorD.grpc },
+          ],
+          files: nodePerfFiles.floorD,
+        },
       ]))
         console.log(line);
     }

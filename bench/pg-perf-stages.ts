@@ -12,6 +12,7 @@
  * times the bench's Postgres CPU ms per send they give each stage's ms per send.
  */
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** Stages, in the order a frame is tested; a stage's functions are matched by exact name. */
 export const PG_STAGES: [stage: string, functions: string[]][] = [
@@ -62,7 +63,8 @@ export function parsePerfScript(text: string): { pid: number; stack: Stack }[] {
       if (current) samples.push(current);
       current = { pid: Number(line.trim().split(/\s+/)[0]), stack: [] };
     } else if (current) {
-      const [, symbol = "[unknown]"] = line.trim().split(/\s+/);
+      // The address, then the symbol, which may hold spaces (a JS frame's name and script).
+      const symbol = line.trim().replace(/^[0-9a-f]+\s*/, "") || "[unknown]";
       current.stack.push(symbol.replace(/\+0x[0-9a-f]+$/, ""));
     }
   }
@@ -91,16 +93,22 @@ export function pgStages(samples: { stack: Stack }[]): { samples: number; shares
   return { samples: samples.length, shares };
 }
 
-/** The samples of one or more perf.data files (through `perf script`). */
+/** `perf script -F pid,ip,sym` of one perf.data file. */
+export function perfScriptOf(file: string): string {
+  return execFileSync("perf", ["script", "-i", file, "-F", "pid,ip,sym"], {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+}
+
+/**
+ * The samples of one or more perf.data files (through `perf script`), or of the text perf script
+ * wrote of one (`<file>.script`, kept where perf could no longer name the frames).
+ */
 export function readPerfData(files: string[]): { pid: number; stack: Stack }[] {
   return files.flatMap((file) =>
-    parsePerfScript(
-      execFileSync("perf", ["script", "-i", file, "-F", "pid,ip,sym"], {
-        encoding: "utf8",
-        maxBuffer: 1 << 30,
-        stdio: ["ignore", "pipe", "ignore"],
-      }),
-    ),
+    parsePerfScript(file.endsWith(".script") ? readFileSync(file, "utf8") : perfScriptOf(file)),
   );
 }
 

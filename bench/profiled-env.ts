@@ -26,3 +26,25 @@ export function profiled(env: Record<string, string>): Record<string, string> {
   }
   return preloads.length > 0 ? { ...env, ...extra, NODE_OPTIONS: preloads.join(" ") } : env;
 }
+
+/**
+ * The Node options of a measured process that NODE_OPTIONS refuses (StartOptions.execArgv):
+ * - BENCH_NODE_ARGS: options given as they are (space-separated), to A/B a V8 setting.
+ * - BENCH_NODE_PERF=<dir>: V8's jitdump there (`jit-<pid>.dump`, interpreted frames included, and
+ *   the log V8 opens with it), from which `perf inject --jit` names the JS frames of the process's
+ *   perf recording at the time of each sample (bench/node-perf-stages.ts). A perf map
+ *   (`--perf-basic-prof`) names them by address alone, and V8 reuses the addresses of code it
+ *   drops or moves, so a hot function's samples came out under another's name.
+ */
+export function profiledArgs(): string[] {
+  const dir = process.env.BENCH_NODE_PERF;
+  const extra = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  if (!dir) return extra;
+  return [
+    ...extra,
+    "--perf-prof",
+    `--perf-prof-path=${dir}`,
+    "--interpreted-frames-native-stack",
+    `--logfile=${join(dir, "v8-%p.log")}`,
+  ];
+}

@@ -34,6 +34,8 @@ export interface StartOptions {
   entry: string;
   /** The child's whole environment besides PATH (tests pass only what they mean to set). */
   env: Record<string, string>;
+  /** Node and V8 options before the entry point, for those NODE_OPTIONS refuses (benches' profilers). */
+  execArgv?: string[];
   timeoutMs?: number;
   /** Copy the child's output to this process's stdout / stderr (npm start does; tests do not). */
   inheritOutput?: boolean;
@@ -51,7 +53,7 @@ export interface StartOptions {
  */
 export function spawnServiceProcess(options: StartOptions): SpawnedServiceProcess {
   const timeoutMs = options.timeoutMs ?? 20_000;
-  const child = spawn(process.execPath, [options.entry], {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), options.entry], {
     env: { PATH: process.env.PATH ?? "", ...options.env },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     detached: options.ownProcessGroup ?? false,
