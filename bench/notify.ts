@@ -808,7 +808,7 @@ async function main() {
       floorC: [floorCKoa.child.pid!, floorCServer.child.pid!],
       floorD: [floorDKoa.child.pid!, floorDServer.child.pid!],
     };
-    const withPgPerf = async <T>(path: keyof typeof pgPerfFiles, round: number, work: () => Promise<T>) => {
+    const withPerf = async <T>(path: keyof typeof pgPerfFiles, round: number, work: () => Promise<T>) => {
       const { run, file } = await perfDuring(
         process.env.BENCH_PG_PERF,
         `${path}-${round + 1}`,
@@ -816,7 +816,8 @@ async function main() {
         () =>
           perfDuring(
             process.env.BENCH_NODE_PERF,
-            `${path}-${round + 1}`,
+            // Its own name: BENCH_PG_PERF and BENCH_NODE_PERF may name one directory.
+            `${path}-${round + 1}-processes`,
             () => Promise.resolve(pathPids[path]),
             work,
             // The clock of V8's jitdump, so that `perf inject --jit` can place each sample.
@@ -833,7 +834,7 @@ async function main() {
       addCpu(
         "notify",
         await withStatements("notify", () =>
-          withPgPerf("notify", round, () =>
+          withPerf("notify", round, () =>
             cpuDuring(db, { gateway: gateway.child.pid!, notify: notify.child.pid! }, () =>
               closedLoop(notifyLabel, notifyUrl, auth, durationSeconds),
             ),
@@ -843,14 +844,14 @@ async function main() {
       addCpu(
         "floorC",
         await withStatements("floorC", () =>
-          withPgPerf("floorC", round, () =>
+          withPerf("floorC", round, () =>
             cpuDuring(db, floorCProcesses, () => closedLoop(floorCLabel, floorCUrl, floorCAuth, durationSeconds)),
           ),
         ),
       );
       addCpu(
         "floorD",
-        await withPgPerf("floorD", round, () =>
+        await withPerf("floorD", round, () =>
           cpuDuring(db, { koa: floorDKoa.child.pid!, grpc: floorDServer.child.pid! }, () =>
             closedLoop(floorDLabel, floorDUrl, floorCAuth, durationSeconds),
           ),
