@@ -33,7 +33,7 @@ const SCRIPT = `  700
 `;
 
 describe("our processes' CPU by stage (bench:notify's BENCH_NODE_PERF)", () => {
-  it("reads a JS frame's function and script from its perf map symbol", () => {
+  it("reads a JS frame's function and script from the symbol V8 gives its code", () => {
     expect(frameOfSymbol("JS:*record file:///work/main/x/notification-store.js:51:15")).toEqual({
       url: "file:///work/main/x/notification-store.js",
       functionName: "record",

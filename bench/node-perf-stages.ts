@@ -21,7 +21,9 @@
  * "(program)", as in a V8 profile.
  */
 import { type Frame, stageOfFrames } from "./cpu-profile-stages.js";
-import { type Stack, readPerfData } from "./pg-perf-stages.js";
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { type Stack, perfScriptOf, readPerfData, stageShares, stageTableLines } from "./pg-perf-stages.js";
 
 /** A V8 collector's frame (the scavenger, the mark-compact and its helpers, the sweeper). */
 const COLLECTOR =
@@ -48,13 +50,21 @@ export function nodeStageOf(stack: Stack): string {
 
 /** Each stage's share of one process's samples. */
 export function nodeStages(samples: { pid: number; stack: Stack }[], pid: number): Map<string, number> {
-  const own = samples.filter((s) => s.pid === pid);
-  const counts = new Map<string, number>();
-  for (const { stack } of own) {
-    const stage = nodeStageOf(stack);
-    counts.set(stage, (counts.get(stage) ?? 0) + 1);
-  }
-  return new Map([...counts].map(([stage, n]) => [stage, n / own.length] as const));
+  return stageShares(
+    samples.filter((s) => s.pid === pid),
+    nodeStageOf,
+  );
+}
+
+/**
+ * A recording of Node processes with its JS frames named from their jitdumps (`perf inject
+ * --jit`, while the dumps are there), kept as `<file>.script`, which readPerfData reads: returns
+ * its path.
+ */
+export function namedStacks(file: string): string {
+  execFileSync("perf", ["inject", "--jit", "-i", file, "-o", `${file}.jit`], { stdio: "ignore" });
+  writeFileSync(`${file}.script`, perfScriptOf(`${file}.jit`));
+  return `${file}.script`;
 }
 
 export interface RecordedProcess {
@@ -66,7 +76,7 @@ export interface RecordedProcess {
 
 /**
  * Lines of a table: each stage's ms per send in each process (its share of the process's samples
- * times its /proc CPU ms per send), in the order of the first process's largest stages.
+ * times its /proc CPU ms per send), and each process's number of samples.
  */
 export function nodeStageTable(columns: { processes: RecordedProcess[]; files: string[] }[]): string[] {
   const read = columns.flatMap(({ processes, files }) => {
@@ -77,22 +87,8 @@ export function nodeStageTable(columns: { processes: RecordedProcess[]; files: s
       shares: nodeStages(samples, p.pid),
     }));
   });
-  const stages = [...new Set(read.flatMap((r) => [...r.shares].sort((a, b) => b[1] - a[1]).map(([stage]) => stage)))];
-  const width = Math.max(...stages.map((s) => s.length), 5);
-  const lines = [
-    `  ${"stage".padEnd(width)}${read.map((r) => r.label.padStart(Math.max(r.label.length, 8) + 2)).join("")}`,
+  return [
+    `Our processes' and the floors' CPU by stage, ms per send (perf samples: ${read.map((p) => `${p.label} ${p.samples}`).join(", ")}):`,
+    ...stageTableLines(read),
   ];
-  for (const stage of stages)
-    lines.push(
-      `  ${stage.padEnd(width)}${read
-        .map((r) => ((r.shares.get(stage) ?? 0) * r.msPerSend).toFixed(3).padStart(Math.max(r.label.length, 8) + 2))
-        .join("")}`,
-    );
-  lines.push(
-    `  ${"total (/proc)".padEnd(width)}${read.map((r) => r.msPerSend.toFixed(3).padStart(Math.max(r.label.length, 8) + 2)).join("")}`,
-  );
-  lines.push(
-    `  ${"perf samples".padEnd(width)}${read.map((r) => String(r.samples).padStart(Math.max(r.label.length, 8) + 2)).join("")}`,
-  );
-  return lines;
 }

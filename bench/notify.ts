@@ -51,9 +51,9 @@
  * BENCH_NODE_ARGS (Node and V8 options given to every measured process, to A/B them),
  * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
  */
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { once } from "node:events";
 import { request as httpRequest, Agent } from "node:http";
 import { join } from "node:path";
@@ -67,8 +67,8 @@ import { profiled, profiledArgs } from "./profiled-env.js";
 import { readLoopEvents, recordLoopStalls, summariseLoopEvents, type LoopEvent } from "./loop-stalls.js";
 import { percentile, recordResult } from "./load-generator.js";
 import { walDuring, type WalSpan } from "./wal-during.js";
-import { nodeStageTable } from "./node-perf-stages.js";
-import { perfScriptOf, pgStageTable } from "./pg-perf-stages.js";
+import { namedStacks, nodeStageTable } from "./node-perf-stages.js";
+import { pgStageTable } from "./pg-perf-stages.js";
 import { deleteNamespaceStreams, newNatsNamespace, testNatsUrl } from "@platform/local-stack/nats-namespace";
 
 const run = promisify(execFile);
@@ -902,38 +902,15 @@ async function main() {
         console.log(line);
     }
     if (nodePerfFiles.notify.length > 0) {
-      // Each recording with its JS frames named from the processes' jitdumps (`perf inject --jit`),
-      // kept as <file>.script, which the table (and a later reading) reads.
-      for (const files of Object.values(nodePerfFiles))
-        files.forEach((file, i) => {
-          execFileSync("perf", ["inject", "--jit", "-i", file, "-o", `${file}.jit`], { stdio: "ignore" });
-          writeFileSync(`${file}.script`, perfScriptOf(`${file}.jit`));
-          files[i] = `${file}.script`;
-        });
       // Each process's share of its perf samples by stage, times its CPU ms per send (/proc).
-      console.log("Our processes' and the floors' CPU by stage, ms per send (perf, on-CPU samples):");
+      const column = (path: keyof typeof nodePerfFiles, labels: [string, string], ms: [number, number]) => ({
+        processes: labels.map((label, i) => ({ label, pid: pathPids[path][i]!, msPerSend: ms[i]! })),
+        files: nodePerfFiles[path].map(namedStacks),
+      });
       for (const line of nodeStageTable([
-        {
-          processes: [
-            { label: "gateway", pid: pathPids.notify[0]!, msPerSend: cpu.notify.gateway },
-            { label: "notify", pid: pathPids.notify[1]!, msPerSend: cpu.notify.notify },
-          ],
-          files: nodePerfFiles.notify,
-        },
-        {
-          processes: [
-            { label: "(c) koa", pid: pathPids.floorC[0]!, msPerSend: cpu.floorC.koa },
-            { label: "(c) grpc", pid: pathPids.floorC[1]!, msPerSend: cpu.floorC.grpc },
-          ],
-          files: nodePerfFiles.floorC,
-        },
-        {
-          processes: [
-            { label: "(d) koa", pid: pathPids.floorD[0]!, msPerSend: cpu.floorD.koa },
-            { label: "(d) grpc", pid: pathPids.floorD[1]!, msPerSend: cpu.floorD.grpc },
-          ],
-          files: nodePerfFiles.floorD,
-        },
+        column("notify", ["gateway", "notify"], [cpu.notify.gateway, cpu.notify.notify]),
+        column("floorC", ["(c) koa", "(c) grpc"], [cpu.floorC.koa, cpu.floorC.grpc]),
+        column("floorD", ["(d) koa", "(d) grpc"], [cpu.floorD.koa, cpu.floorD.grpc]),
       ]))
         console.log(line);
     }

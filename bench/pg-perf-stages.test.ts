@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parsePerfScript, pgStageOf, pgStages } from "./pg-perf-stages.js";
+import { parsePerfScript, pgStageOf, pgStages, stageTableLines } from "./pg-perf-stages.js";
 
 // `perf script -F pid,ip,sym` as perf prints it: a header line per sample, then its frames leaf
 // first, one per line (tab-indented), "[unknown]" where perf found no name; a blank line between.
@@ -87,5 +87,33 @@ describe("Postgres CPU by stage (bench:notify's BENCH_PG_PERF)", () => {
     expect(samples).toBe(5);
     expect(shares.get("executor start (plan to executable state)")).toBeCloseTo(0.2, 10);
     expect([...shares.values()].reduce((a, b) => a + b, 0)).toBeCloseTo(1, 10);
+  });
+
+  it("tables each stage's ms per send by column, in the order of the first column's largest, then the total", () => {
+    const lines = stageTableLines([
+      {
+        label: "ours",
+        msPerSend: 2,
+        shares: new Map([
+          ["b", 0.25],
+          ["a", 0.75],
+        ]),
+      },
+      {
+        label: "floor",
+        msPerSend: 1,
+        shares: new Map([
+          ["a", 0.5],
+          ["c", 0.5],
+        ]),
+      },
+    ]);
+    expect(lines.map((line) => line.trim().split(/\s+/))).toEqual([
+      ["stage", "ours", "floor"],
+      ["a", "1.500", "0.500"],
+      ["b", "0.500", "0.000"],
+      ["c", "0.000", "0.500"],
+      ["total", "(/proc)", "2.000", "1.000"],
+    ]);
   });
 });

@@ -82,15 +82,52 @@ export function pgStageOf(stack: Stack): string {
   return "other (background work, unnamed frames)";
 }
 
-/** Each stage's share of the samples. */
-export function pgStages(samples: { stack: Stack }[]): { samples: number; shares: Map<string, number> } {
+/** Each stage's share of the samples, a sample's stage as `stageOf` says. */
+export function stageShares(samples: { stack: Stack }[], stageOf: (stack: Stack) => string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const { stack } of samples) {
-    const stage = pgStageOf(stack);
+    const stage = stageOf(stack);
     counts.set(stage, (counts.get(stage) ?? 0) + 1);
   }
-  const shares = new Map([...counts].map(([stage, n]) => [stage, n / samples.length] as const));
-  return { samples: samples.length, shares };
+  return new Map([...counts].map(([stage, n]) => [stage, n / samples.length] as const));
+}
+
+/** Each stage's share of the samples of Postgres's backends. */
+export function pgStages(samples: { stack: Stack }[]): { samples: number; shares: Map<string, number> } {
+  return { samples: samples.length, shares: stageShares(samples, pgStageOf) };
+}
+
+/**
+ * Lines of a table of stages by column: each stage's ms per send (its share times the column's
+ * /proc CPU ms per send), in the order of the first column's largest stages (then any stage only
+ * the others have), and the total.
+ */
+export function stageTableLines(
+  columns: { label: string; msPerSend: number; shares: Map<string, number> }[],
+): string[] {
+  const order = [...(columns[0]?.shares ?? new Map<string, number>())]
+    .sort((a, b) => b[1] - a[1])
+    .map(([stage]) => stage);
+  for (const c of columns) for (const stage of c.shares.keys()) if (!order.includes(stage)) order.push(stage);
+  const width = Math.max(5, ...order.map((stage) => stage.length)) + 2;
+  const cell = (c: { label: string }, text: string) => text.padStart(Math.max(c.label.length, 9) + 2);
+  const row = (name: string, cells: string[]) => `  ${name.padEnd(width)}${cells.join("")}`;
+  return [
+    row(
+      "stage",
+      columns.map((c) => cell(c, c.label)),
+    ),
+    ...order.map((stage) =>
+      row(
+        stage,
+        columns.map((c) => cell(c, ((c.shares.get(stage) ?? 0) * c.msPerSend).toFixed(3))),
+      ),
+    ),
+    row(
+      "total (/proc)",
+      columns.map((c) => cell(c, c.msPerSend.toFixed(3))),
+    ),
+  ];
 }
 
 /** `perf script -F pid,ip,sym` of one perf.data file. */
@@ -112,21 +149,13 @@ export function readPerfData(files: string[]): { pid: number; stack: Stack }[] {
   );
 }
 
-/** Lines of a table: each stage's ms per send, per path, in the order of the first path's largest. */
+/** Lines of a table: Postgres's CPU by stage, ms per send, per path. */
 export function pgStageTable(paths: { label: string; msPerSend: number; files: string[] }[]): string[] {
   const read = paths.map((p) => ({ ...p, ...pgStages(readPerfData(p.files)) }));
-  const order = [...(read[0]?.shares ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]).map(([stage]) => stage);
-  for (const p of read) for (const stage of p.shares.keys()) if (!order.includes(stage)) order.push(stage);
-  const lines = [
+  return [
     `Postgres CPU by stage, ms per send (perf samples: ${read.map((p) => `${p.label} ${p.samples}`).join(", ")}):`,
-    `  ${"stage".padEnd(84)}${read.map((p) => p.label.padStart(12)).join("")}`,
+    ...stageTableLines(read),
   ];
-  for (const stage of order) {
-    const cells = read.map((p) => ((p.shares.get(stage) ?? 0) * p.msPerSend).toFixed(3).padStart(12));
-    lines.push(`  ${stage.padEnd(84)}${cells.join("")}`);
-  }
-  lines.push(`  ${"total".padEnd(84)}${read.map((p) => p.msPerSend.toFixed(3).padStart(12)).join("")}`);
-  return lines;
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
