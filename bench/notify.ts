@@ -49,7 +49,8 @@
  * per send by stage of the send, as cpu-profile-stages.ts reads a V8 profile but from on-CPU
  * samples; bench/node-perf-stages.ts),
  * BENCH_NODE_ARGS (Node and V8 options given to every measured process, to A/B them),
- * OUTBOX_GATHER, PROJECTIONS_GATHER and NOTIFY_CHANNEL_PACING (passed to notify, to A/B them).
+ * OUTBOX_GATHER, PROJECTIONS_GATHER, NOTIFY_CHANNEL_PACING, NOTIFY_SEND_BATCH and
+ * NOTIFY_SEND_BATCHES_IN_FLIGHT (passed to notify, to A/B them).
  */
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -541,6 +542,10 @@ async function main() {
         ...(process.env.OUTBOX_GATHER ? { OUTBOX_GATHER: process.env.OUTBOX_GATHER } : {}),
         ...(process.env.PROJECTIONS_GATHER ? { PROJECTIONS_GATHER: process.env.PROJECTIONS_GATHER } : {}),
         ...(process.env.NOTIFY_CHANNEL_PACING ? { NOTIFY_CHANNEL_PACING: process.env.NOTIFY_CHANNEL_PACING } : {}),
+        ...(process.env.NOTIFY_SEND_BATCH ? { NOTIFY_SEND_BATCH: process.env.NOTIFY_SEND_BATCH } : {}),
+        ...(process.env.NOTIFY_SEND_BATCHES_IN_FLIGHT
+          ? { NOTIFY_SEND_BATCHES_IN_FLIGHT: process.env.NOTIFY_SEND_BATCHES_IN_FLIGHT }
+          : {}),
       }),
     });
     processes.push(notify);

@@ -16,6 +16,7 @@ import * as tenantChannelAnnouncements from "./20261127130000_tenant_channel_ann
 import * as conversationMessagesByNotification from "./20261127190000_conversation_messages_by_notification.js";
 import * as paceWithoutRowLock from "./20261128130000_pace_without_row_lock.js";
 import * as allowanceEventsOnDemand from "./20261128140000_allowance_events_on_demand.js";
+import * as sendBatches from "./20261129000000_send_batches.js";
 
 /** Every migration of the notify schema, oldest first. Add new files here. */
 export const migrations: Migration[] = [
@@ -36,4 +37,5 @@ export const migrations: Migration[] = [
   conversationMessagesByNotification,
   paceWithoutRowLock,
   allowanceEventsOnDemand,
+  sendBatches,
 ];

@@ -93,6 +93,14 @@ const schema = z
      * more delay before an event reaches the stream, the webhooks and the poll reads. 0: at once.
      */
     OUTBOX_GATHER: env.duration(50),
+    /**
+     * Sends that may share the send path's statements (record, outcome) and so their commits: the
+     * sends that arrive while the previous statement runs go together in the next, up to this many
+     * (db/notification-store.ts). No timer: an idle path sends each at once. 1: each send its own.
+     */
+    NOTIFY_SEND_BATCH: env.positiveInt(32),
+    /** How many of those shared statements of each kind run at once (each on a connection of its own). */
+    NOTIFY_SEND_BATCHES_IN_FLIGHT: env.positiveInt(1),
     /** The testing plan's sends per tenant and UTC month (issue 22; tests use a small one). */
     NOTIFY_TESTING_ALLOWANCE: env.positiveInt(DEFAULT_TESTING_ALLOWANCE),
     /**

@@ -121,6 +121,7 @@ async function main() {
 
   const registry = createMetricsRegistry("notify", build);
   registerDatabasePoolMetrics(registry, { main: knexPoolProbe(db), send: pgPoolProbe(sendPool) });
+  const notificationMetrics = createNotificationMetrics(registry);
   const consumerLag = startConsumerLagMetrics({
     registry,
     js,
@@ -292,9 +293,13 @@ async function main() {
         implementation: instrumentService(
           NotificationServiceService,
           createNotificationService({
-            store: createNotificationStore(db, sendPool, events),
+            store: createNotificationStore(db, sendPool, events, {
+              maxBatch: config.NOTIFY_SEND_BATCH,
+              maxInFlight: config.NOTIFY_SEND_BATCHES_IN_FLIGHT,
+              onBatch: (statement, size) => notificationMetrics.sendBatchSize.observe({ statement }, size),
+            }),
             provider,
-            metrics: createNotificationMetrics(registry),
+            metrics: notificationMetrics,
             leaseMs: config.NOTIFICATION_LEASE,
             ttlMs: config.IDEMPOTENCY_TTL,
             testingAllowance: config.NOTIFY_TESTING_ALLOWANCE,

@@ -15,6 +15,7 @@ import {
 import { TenantNotFoundError } from "../domain/tenant.js";
 import { ChannelPacedError, gcraParameters, PACED_SQLSTATE, type Pace } from "../domain/pacing.js";
 import type { EventOutbox } from "./event-outbox.js";
+import { createBatcher } from "@platform/service-kit/batcher";
 
 /** The code an unknown outcome carries in the work ledger (code catalogue). */
 export const OUTCOME_UNKNOWN_CODE = "partner.action_outcome_unknown";
@@ -183,6 +184,53 @@ const outcomeSql = preparedStatement(
            select (select count(*) from command) as commands, (select count(*) from announced) as announced`,
 );
 
+/**
+ * The same two statements for several sends at once (migration 20261129000000_send_batches): the
+ * sends that arrive while the previous batch runs share one statement and one commit.
+ */
+const recordSendsSql = preparedStatement(
+  "notify_record_sends",
+  `select outcome, recorded_at, month_sends, announced, failure, failure_detail from record_sends(
+     ?::text[], ?::text[], ?::text[], ?::uuid[], ?::float8[], ?::float8[], ?::text[], ?::text[], ?::text[],
+     ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[],
+     ?::text[], ?::text[], ?::float8[], ?::float8[])`,
+);
+
+const completeSendsSql = preparedStatement(
+  "notify_complete_sends",
+  `select commands, announced from complete_sends(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
+     ?::text[], ?::text[], ?::bool[], ?::bool[], ?::text[], ?::text[], ?::uuid[], ?::jsonb[], ?::text[],
+     ?::text[], ?::bytea[], ?::text[], ?::bool[], ?::bool[])`,
+);
+
+/** record_send's 26 arguments without the allowance events' subjects and payloads: record_sends's 22. */
+const BATCHED_RECORD_ARGUMENTS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 19, 22, 23, 24, 25];
+
+/** Column-wise: the i-th array holds every row's i-th value (a statement's array arguments). */
+function columns(rows: unknown[][], width: number): unknown[][] {
+  return Array.from({ length: width }, (_, i) => rows.map((row) => row[i]));
+}
+
+/** Sends in (tenant, key) order: record_send's first two arguments. */
+function compareKeys(a: unknown[], b: unknown[]): number {
+  const [ta, ka] = a as string[];
+  const [tb, kb] = b as string[];
+  return ta! < tb! ? -1 : ta! > tb! ? 1 : ka! < kb! ? -1 : ka! > kb! ? 1 : 0;
+}
+
+/** A send refused inside record_sends's block of its own, as pg reports the same refusal of record_send. */
+function refusalInBatch(sqlstate: string, detail: string | null): Error {
+  return Object.assign(new Error(`record_sends: ${sqlstate}`), { code: sqlstate, detail: detail ?? undefined });
+}
+
+/** How many sends share a statement (NOTIFY_SEND_BATCH; 1: each its own) and how many such statements run at once. */
+export interface SendBatching {
+  maxBatch: number;
+  maxInFlight: number;
+  /** Told the size of each batch (the record's and the outcome's), for a metric. */
+  onBatch?(statement: "record" | "outcome", size: number): void;
+}
+
 /** A repeat reads the key's claim: who holds it, for which request, with which result. */
 const findClaimSql = preparedStatement(
   "notify_find_claim",
@@ -197,7 +245,70 @@ type RecordOutcome = "recorded" | "claimed" | SendRefusal;
  * The send path (record, complete, and a repeat's findClaim) runs prepared statements on a pg pool
  * of its own; the rest (settling, transcripts) uses knex.
  */
-export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventOutbox): NotificationStore {
+export function createNotificationStore(
+  db: Knex,
+  pool: pg.Pool,
+  events?: EventOutbox,
+  batching?: SendBatching,
+): NotificationStore {
+  type RecordRow = { outcome: RecordOutcome; recorded_at: Date; month_sends: number | null; announced: number };
+  type OutcomeRow = { commands: string | number; announced: string | number };
+  const recordOne = (values: unknown[]) => queryRows<RecordRow>(pool, recordSendSql, values).then((rows) => rows[0]!);
+  // complete_sends's 19 arguments of one send, in the single statement's 29 places.
+  const outcomeOne = (v: unknown[]) =>
+    queryRows<OutcomeRow>(pool, outcomeSql, [
+      ...[v[0], v[1], v[2], v[3], v[3], v[3], v[4], v[4], v[5], v[6], v[7], v[0], v[4], v[8], v[8]],
+      ...[v[9], v[10], v[11], v[12], v[8], v[9], v[10], v[11], v[13], v[14], v[15], v[16], v[17], v[18]],
+    ]).then((rows) => rows[0]!);
+  /**
+   * Each send alone, one after the other in the order they came, when their batch's statement
+   * failed as a whole (it rolled back: nothing was kept): each is answered as it would have been
+   * without the others.
+   */
+  const eachAlone = async <R>(items: unknown[][], one: (values: unknown[]) => Promise<R>) => {
+    const answers: Array<R | Error> = [];
+    for (const values of items) answers.push(await one(values).catch((error: unknown) => error as Error));
+    return answers;
+  };
+  const batched = batching && batching.maxBatch > 1;
+  const recordBatch =
+    batched &&
+    createBatcher<unknown[], RecordRow>({
+      ...batching,
+      onBatch: (size) => batching.onBatch?.("record", size),
+      async run(items) {
+        if (items.length === 1) return [await recordOne(items[0]!).catch((error: unknown) => error as Error)];
+        // In key order, so two batches that hold the same tenants take their rows' locks in one order.
+        const order = items.map((_, i) => i).sort((a, b) => compareKeys(items[a]!, items[b]!));
+        const sorted = order.map((i) => items[i]!.filter((_, k) => BATCHED_RECORD_ARGUMENTS.includes(k)));
+        let rows: (RecordRow & { failure: string | null; failure_detail: string | null })[];
+        try {
+          rows = await queryRows(pool, recordSendsSql, columns(sorted, BATCHED_RECORD_ARGUMENTS.length));
+        } catch {
+          return eachAlone(items, recordOne);
+        }
+        const answers = new Array<RecordRow | Error>(items.length);
+        order.forEach((item, position) => {
+          const row = rows[position]!;
+          answers[item] = row.failure ? refusalInBatch(row.failure, row.failure_detail) : row;
+        });
+        return answers;
+      },
+    });
+  const outcomeBatch =
+    batched &&
+    createBatcher<unknown[], OutcomeRow>({
+      ...batching,
+      onBatch: (size) => batching.onBatch?.("outcome", size),
+      async run(items) {
+        if (items.length === 1) return [await outcomeOne(items[0]!).catch((error: unknown) => error as Error)];
+        try {
+          return await queryRows<OutcomeRow>(pool, completeSendsSql, columns(items, items[0]!.length));
+        } catch {
+          return eachAlone(items, outcomeOne);
+        }
+      },
+    });
   return {
     async record(send) {
       // One statement (record_send, in the migration): claim, preconditions, allowance, command
@@ -222,15 +333,10 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         });
       };
       const gcra = send.pace && gcraParameters(send.pace);
-      const recordSend = (withEvents: boolean) => {
+      const argumentsOf = (withEvents: boolean) => {
         const warn = threshold("80_percent", withEvents);
         const full = threshold("100_percent", withEvents);
-        return queryRows<{
-          outcome: RecordOutcome;
-          recorded_at: Date;
-          month_sends: number | null;
-          announced: number;
-        }>(pool, recordSendSql, [
+        return [
           send.tenantId,
           send.idempotencyKey,
           send.fingerprint,
@@ -257,9 +363,13 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
           send.pace?.key ?? "",
           gcra?.intervalSeconds ?? 0,
           gcra?.toleranceSeconds ?? 0,
-        ]);
+        ];
       };
-      const rows = await recordSend(false)
+      // Without the events' payloads it may share a statement with other sends; the one send that
+      // needs them goes alone.
+      const recordSend = (withEvents: boolean) =>
+        !withEvents && recordBatch ? recordBatch(argumentsOf(false)) : recordOne(argumentsOf(withEvents));
+      const row = await recordSend(false)
         .catch((error: unknown) => {
           if ((error as { code?: unknown }).code === ALLOWANCE_EVENT_NEEDED_SQLSTATE) return recordSend(true);
           throw error;
@@ -270,7 +380,7 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
             throw new ChannelPacedError(Number((error as { detail?: unknown }).detail));
           throw error;
         });
-      const { outcome, recorded_at: createdAt, month_sends: monthSends, announced } = rows[0]!;
+      const { outcome, recorded_at: createdAt, month_sends: monthSends, announced } = row;
       if (announced > 0) events!.kick();
       switch (outcome) {
         case "recorded":
@@ -331,38 +441,30 @@ export function createNotificationStore(db: Knex, pool: pg.Pool, events?: EventO
         },
       });
       const atOnce = events?.publishesAtOnce ?? false;
-      const [row] = await queryRows<{ commands: string; announced: string }>(pool, outcomeSql, [
+      // complete_sends's arguments (outcomeOne spreads them over the single statement's).
+      const values = [
         state,
         refused ? outcome.code : null,
         refused ? outcome.providerCode : null,
         deliveryStatus,
-        deliveryStatus,
-        deliveryStatus,
-        send.notificationId,
         send.notificationId,
         provider,
         outcome.kind === "sent" ? outcome.providerMessageId : "",
         outcome.kind === "sent",
-        state,
-        send.notificationId,
-        refused,
         refused,
         send.tenantId,
         send.idempotencyKey,
         send.owner,
         JSON.stringify(result),
-        refused,
-        send.tenantId,
-        send.idempotencyKey,
-        send.owner,
         entry?.eventId ?? "",
         entry?.subject ?? "",
         entry ? Buffer.from(entry.payload) : Buffer.alloc(0),
         send.traceparent ?? null,
         atOnce,
         entry !== undefined,
-      ]);
-      if (entry && Number(row!.announced) > 0) events!.publishCommitted(entry);
+      ];
+      const row = await (outcomeBatch ? outcomeBatch(values) : outcomeOne(values));
+      if (entry && Number(row.announced) > 0) events!.publishCommitted(entry);
     },
 
     async settleAbandoned(tenantId, idempotencyKey, fingerprint, traceparent) {
