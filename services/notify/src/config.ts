@@ -100,7 +100,7 @@ const schema = z
      */
     NOTIFY_SEND_BATCH: env.positiveInt(32),
     /** How many of those shared statements of each kind run at once (each on a connection of its own). */
-    NOTIFY_SEND_BATCHES_IN_FLIGHT: env.positiveInt(1),
+    NOTIFY_SEND_BATCHES_IN_FLIGHT: env.positiveInt(2),
     /** The testing plan's sends per tenant and UTC month (issue 22; tests use a small one). */
     NOTIFY_TESTING_ALLOWANCE: env.positiveInt(DEFAULT_TESTING_ALLOWANCE),
     /**
