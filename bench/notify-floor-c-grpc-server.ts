@@ -13,6 +13,11 @@
  *
  * A key already claimed answers its stored result (a replay) or 409. Run by bench/notify.ts only.
  *
+ * With FLOOR_BATCH=1 (bench:notify's BENCH_FLOOR_BATCH): the same two statements shared by the
+ * sends that arrive together, as notify shares its own since issue 33 (each a set-based statement
+ * over arrays; the sends of one turn of the event loop go at once, those that arrive while two
+ * statements of the kind run go together after them, up to 32): the floor of that architecture.
+ *
  * Floor (d), with FLOOR_D_NATS_URL and FLOOR_D_STREAM set: the same, plus the outcome's event's
  * durable work that notify does and (c) leaves out, with nats.js alone: after transaction 2, the
  * event published as a plain NATS message with its Nats-Msg-Id (no PubAck awaited, as notify's
@@ -27,7 +32,60 @@ import { AckPolicy, connect, headers as natsHeaders, type JsMsg, type NatsConnec
 import pg from "pg";
 import { FLOOR_C_STATEMENTS } from "./notify-floor-c-schema.js";
 
-const { claim, outcome, stored } = FLOOR_C_STATEMENTS;
+const { claim, outcome, stored, claimBatch, outcomeBatch } = FLOOR_C_STATEMENTS;
+
+/**
+ * FLOOR_BATCH=1: calls that arrive together share one statement (no timer: the calls of one turn
+ * go at once; while two run, the next calls wait and go together, up to 32).
+ */
+function gathered<T, R>(run: (items: T[]) => Promise<R[]>): (item: T) => Promise<R> {
+  const queue: { item: T; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
+  let running = 0;
+  let scheduled = false;
+  const next = () => {
+    while (running < 2 && queue.length > 0) {
+      const batch = queue.splice(0, 32);
+      running++;
+      run(batch.map((b) => b.item))
+        .then(
+          (results) => batch.forEach((b, i) => b.resolve(results[i]!)),
+          (error: unknown) => batch.forEach((b) => b.reject(error)),
+        )
+        .finally(() => {
+          running--;
+          next();
+        });
+    }
+  };
+  return (item) =>
+    new Promise<R>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      if (scheduled || running >= 2) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        next();
+      });
+    });
+}
+const columns = (rows: unknown[][]) => rows[0]!.map((_, i) => rows.map((row) => row[i]));
+const batched = process.env.FLOOR_BATCH === "1";
+const claimOne = async (values: unknown[]) =>
+  (await pool.query<{ created_at: Date | null }>({ ...claim, values })).rows[0]!.created_at;
+const claimShared = gathered(async (items: unknown[][]) =>
+  (await pool.query<{ created_at: Date | null }>({ ...claimBatch, values: columns(items) })).rows.map(
+    (row) => row.created_at,
+  ),
+);
+const outcomeOne = async (values: unknown[]) => {
+  await pool.query({ ...outcome, values });
+};
+const outcomeShared = gathered(async (items: unknown[][]) => {
+  // The single statement's arguments, column by column: id, state, message id, tenant, key,
+  // result, event id, subject, payload.
+  await pool.query({ ...outcomeBatch, values: columns(items) });
+  return items.map(() => undefined);
+});
 
 interface SendRequest {
   tenantId: string;
@@ -67,23 +125,20 @@ async function send({ tenantId, key, body }: SendRequest): Promise<SendResult> {
   const fingerprint = createHash("sha256").update(JSON.stringify(body)).digest("base64url");
   const notificationId = `ntf_${randomUUID()}`;
   const text = `Hi ${body.clientName}, a reminder of your ${body.serviceName} at ${body.businessName} on ${body.when}.`;
-  const { rows } = await pool.query<{ created_at: Date | null }>({
-    ...claim,
-    values: [
-      tenantId,
-      key,
-      fingerprint,
-      randomUUID(),
-      body.to,
-      notificationId,
-      body.type,
-      `msg_${randomUUID()}`,
-      text,
-      body.actor.actorReference,
-      body.actor.delegationReference,
-    ],
-  });
-  const createdAt = rows[0]!.created_at;
+  const claimValues = [
+    tenantId,
+    key,
+    fingerprint,
+    randomUUID(),
+    body.to,
+    notificationId,
+    body.type,
+    `msg_${randomUUID()}`,
+    text,
+    body.actor.actorReference,
+    body.actor.delegationReference,
+  ];
+  const createdAt = await (batched ? claimShared(claimValues) : claimOne(claimValues));
   if (createdAt === null) {
     // Claimed already (or a precondition refused it): answer the stored result when it matches.
     const previous = (
@@ -107,20 +162,18 @@ async function send({ tenantId, key, body }: SendRequest): Promise<SendResult> {
   const subject = events
     ? `${events.subjectPrefix}.${tenantId}.notification.sent`
     : `events.${tenantId}.notification.sent`;
-  await pool.query({
-    ...outcome,
-    values: [
-      notificationId,
-      answer.kind,
-      answer.providerMessageId,
-      tenantId,
-      key,
-      JSON.stringify(result),
-      eventId,
-      subject,
-      Buffer.from(event),
-    ],
-  });
+  const outcomeValues = [
+    notificationId,
+    answer.kind,
+    answer.providerMessageId,
+    tenantId,
+    key,
+    JSON.stringify(result),
+    eventId,
+    subject,
+    Buffer.from(event),
+  ];
+  await (batched ? outcomeShared(outcomeValues) : outcomeOne(outcomeValues));
   if (events) {
     const h = natsHeaders();
     h.set("Nats-Msg-Id", eventId);

@@ -79,6 +79,68 @@ export const FLOOR_C_STATEMENTS = {
          )
          select (select count(*) from command) as commands`,
   },
+  /**
+   * FLOOR_BATCH=1: the claim for several sends in one statement (row n of the answer is send n's;
+   * created_at null: claimed already or refused), as a careful engineer sharing commits would write it.
+   */
+  claimBatch: {
+    name: "floor_c_claim_batch",
+    text: `with input as (
+           select * from unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::text[],
+             $8::text[], $9::text[], $10::text[], $11::text[]) with ordinality
+             as i (tenant, key, fingerprint, owner, recipient, id, type, entry, text, actor, delegation, n)
+         ), tenant as (
+           select i.* from input i join bench_floor_c.tenants t on t.id = i.tenant and t.activated and t.channel_ready
+           where not exists (select 1 from bench_floor_c.recipient_opt_outs o
+                             where o.tenant_id = i.tenant and o.recipient = i.recipient)
+         ), claimed as (
+           insert into bench_floor_c.idempotency_keys (scope, key, fingerprint, state, owner, locked_until, expires_at)
+           select tenant, key, fingerprint, 'in_progress', owner, now() + interval '30 seconds', now() + interval '24 hours'
+           from tenant
+           on conflict (scope, key) do nothing
+           returning scope, key, owner
+         ), command as (
+           insert into bench_floor_c.notification_commands (id, tenant_id, idempotency_key, type, recipient, state)
+           select t.id, t.tenant, t.key, t.type, t.recipient, 'dispatching'
+           from tenant t join claimed c on c.scope = t.tenant and c.key = t.key and c.owner = t.owner
+           returning id, created_at
+         ), entry as (
+           insert into bench_floor_c.conversation_messages
+             (id, tenant_id, recipient, notification_id, type, text, state, actor_reference, delegation_reference)
+           select t.entry, t.tenant, t.recipient, t.id, t.type, t.text, 'unknown', t.actor, t.delegation
+           from tenant t join command c on c.id = t.id
+           returning 1
+         )
+         select c.created_at, (select count(*) from entry) as entries
+         from input i left join command c on c.id = i.id order by i.n`,
+  },
+  /** FLOOR_BATCH=1: the outcome for several sends in one statement. */
+  outcomeBatch: {
+    name: "floor_c_outcome_batch",
+    text: `with input as (
+           select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[],
+             $8::text[], $9::bytea[]) as i (id, state, provider_message_id, tenant, key, result, event_id, subject, payload)
+         ), command as (
+           update bench_floor_c.notification_commands c set state = i.state, updated_at = now()
+           from input i where c.id = i.id
+           returning 1
+         ), entry as (
+           update bench_floor_c.conversation_messages m set state = i.state, updated_at = now()
+           from input i where m.notification_id = i.id
+           returning 1
+         ), provider as (
+           insert into bench_floor_c.provider_messages (notification_id, provider, provider_message_id)
+           select id, 'sandbox', provider_message_id from input returning 1
+         ), completed as (
+           update bench_floor_c.idempotency_keys k set state = 'completed', result = i.result
+           from input i where k.scope = i.tenant and k.key = i.key and k.state = 'in_progress'
+           returning 1
+         ), announced as (
+           insert into bench_floor_c.outbox (event_id, subject, payload)
+           select event_id, subject, payload from input returning 1
+         )
+         select (select count(*) from command) as commands`,
+  },
   stored: {
     name: "floor_c_stored",
     text: "select fingerprint, result from bench_floor_c.idempotency_keys where scope = $1 and key = $2",

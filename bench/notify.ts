@@ -49,6 +49,9 @@
  * per send by stage of the send, as cpu-profile-stages.ts reads a V8 profile but from on-CPU
  * samples; bench/node-perf-stages.ts),
  * BENCH_NODE_ARGS (Node and V8 options given to every measured process, to A/B them),
+ * BENCH_FLOOR_BATCH (1: floors (c) and (d) share their two statements among the sends that arrive
+ * together, as notify does since issue 33: the floor of that architecture; their commits per send
+ * then follow the load as notify's do),
  * OUTBOX_GATHER, PROJECTIONS_GATHER, NOTIFY_CHANNEL_PACING, NOTIFY_SEND_BATCH and
  * NOTIFY_SEND_BATCHES_IN_FLIGHT (passed to notify, to A/B them).
  */
@@ -587,11 +590,13 @@ async function main() {
       env: { FLOOR_GRPC_ADDR: `127.0.0.1:${floorServer.listening.grpcPort as number}` },
     });
     processes.push(floorKoa);
+    // BENCH_FLOOR_BATCH=1: floors (c) and (d) share their statements among the sends that arrive together, as notify does.
+    const floorBatch: Record<string, string> = process.env.BENCH_FLOOR_BATCH === "1" ? { FLOOR_BATCH: "1" } : {};
     const floorCServer = await startServiceProcess({
       name: "notify-floor-c-grpc",
       entry: join(repo, "bench", "dist", "notify-floor-c-grpc-server.js"),
       execArgv: profiledArgs(),
-      env: profiled({ DATABASE_URL: scratch.url }),
+      env: profiled({ DATABASE_URL: scratch.url, ...floorBatch }),
     });
     processes.push(floorCServer);
     const floorCKey = `floor_c_${randomBytes(24).toString("base64url")}`;
@@ -618,6 +623,7 @@ async function main() {
         DATABASE_URL: scratch.url,
         FLOOR_D_NATS_URL: testNatsUrl(),
         FLOOR_D_STREAM: `${natsNamespace}FLOORD`,
+        ...floorBatch,
       }),
     });
     processes.push(floorDServer);
@@ -687,8 +693,9 @@ async function main() {
 
     const notifyLabel = "notify path (gateway -> gRPC -> notify, sandbox)";
     const floorLabel = "floor (a): Koa -> grpc-js -> one INSERT";
-    const floorCLabel = "floor (c): Koa -> grpc-js -> two commits around a sandbox";
-    const floorDLabel = "floor (d): floor (c) + the event published, consumed, recorded, acked";
+    const shared = process.env.BENCH_FLOOR_BATCH === "1" ? ", statements shared" : "";
+    const floorCLabel = `floor (c): Koa -> grpc-js -> two commits around a sandbox${shared}`;
+    const floorDLabel = `floor (d): floor (c) + the event published, consumed, recorded, acked${shared}`;
     if (process.env.BENCH_OPEN_RATE) {
       // Only the open loop, at this rate (after a warm-up): for chasing its tail.
       await closedLoop(notifyLabel, notifyUrl, auth, 2);
