@@ -226,6 +226,30 @@ describe("sends that arrive together share one statement and one commit (real Po
     expect(row!.sends).toBe(ALLOWANCE);
   });
 
+  it("fails every send of the statement at once, with its error, when the database cannot be reached", async () => {
+    // Nothing listens on port 1: the connection is refused.
+    const unreachable = new pg.Pool({ connectionString: "postgres://postgres@127.0.0.1:1/none", max: 2 });
+    const sizes: number[] = [];
+    const cut = createNotificationStore(db, unreachable, undefined, {
+      maxBatch: 32,
+      maxInFlight: 1,
+      onBatch: (_, size) => sizes.push(size),
+    });
+    const failures = await Promise.all(
+      [newSend("payer"), newSend("payer"), newSend("payer")].map((send) =>
+        cut.record(send).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      ),
+    );
+    await unreachable.end();
+    expect(sizes).toEqual([3]);
+    // One error for the three (the statement's), not three attempts one after the other.
+    expect(new Set(failures).size).toBe(1);
+    expect(failures[0]).toMatchObject({ code: "service.unavailable" });
+  });
+
   it("answers send by send when the statement fails as a whole, keeping every send that can be kept", async () => {
     // Two sends with one notification id: record_sends fails on the second (unique violation) and
     // rolls back all three; each then goes alone, and only the second fails.

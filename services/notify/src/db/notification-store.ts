@@ -22,7 +22,9 @@ export const OUTCOME_UNKNOWN_CODE = "partner.action_outcome_unknown";
 
 /**
  * Notification commands in two transactions around the provider call (the call itself cannot
- * be inside a database transaction), each one statement, so a send costs two commits:
+ * be inside a database transaction), each one statement, so a send costs two commits, shared with
+ * the sends that arrive with it (SendBatching: record_sends and complete_sends run the same steps
+ * for several sends in one statement and one commit):
  *   record   (tx1) claim the Idempotency-Key, check the tenant, the opt-outs and the testing
  *                  allowance, insert the command (dispatching) and its transcript entry (unknown),
  *                  and take a slot of the number's pace (domain/pacing.ts); over the pace the
@@ -218,6 +220,15 @@ function compareKeys(a: unknown[], b: unknown[]): number {
   return ta! < tb! ? -1 : ta! > tb! ? 1 : ka! < kb! ? -1 : ka! > kb! ? 1 : 0;
 }
 
+/**
+ * The statement itself failed on the server (a constraint, a deadlock, a lock timeout): a SQLSTATE
+ * outside connection exceptions (08) and operator intervention (57: shutdown, cancel).
+ */
+function failedInStatement(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
+}
+
 /** A send refused inside record_sends's block of its own, as pg reports the same refusal of record_send. */
 function refusalInBatch(sqlstate: string, detail: string | null): Error {
   return Object.assign(new Error(`record_sends: ${sqlstate}`), { code: sqlstate, detail: detail ?? undefined });
@@ -265,9 +276,12 @@ export function createNotificationStore(
    * failed as a whole (it rolled back: nothing was kept): each is answered as it would have been
    * without the others.
    */
-  const eachAlone = async <R>(items: unknown[][], one: (values: unknown[]) => Promise<R>) => {
+  const eachAlone = async <R>(items: unknown[][], one: (values: unknown[]) => Promise<R>, error: unknown) => {
+    // A database that could not be reached, or a connection lost, fails every send at once: going
+    // through them one by one would only wait out each one's connection timeout in turn.
+    if (!failedInStatement(error)) throw error;
     const answers: Array<R | Error> = [];
-    for (const values of items) answers.push(await one(values).catch((error: unknown) => error as Error));
+    for (const values of items) answers.push(await one(values).catch((failure: unknown) => failure as Error));
     return answers;
   };
   const batched = batching && batching.maxBatch > 1;
@@ -284,8 +298,8 @@ export function createNotificationStore(
         let rows: (RecordRow & { failure: string | null; failure_detail: string | null })[];
         try {
           rows = await queryRows(pool, recordSendsSql, columns(sorted, BATCHED_RECORD_ARGUMENTS.length));
-        } catch {
-          return eachAlone(items, recordOne);
+        } catch (error) {
+          return eachAlone(items, recordOne, error);
         }
         const answers = new Array<RecordRow | Error>(items.length);
         order.forEach((item, position) => {
@@ -304,8 +318,8 @@ export function createNotificationStore(
         if (items.length === 1) return [await outcomeOne(items[0]!).catch((error: unknown) => error as Error)];
         try {
           return await queryRows<OutcomeRow>(pool, completeSendsSql, columns(items, items[0]!.length));
-        } catch {
-          return eachAlone(items, outcomeOne);
+        } catch (error) {
+          return eachAlone(items, outcomeOne, error);
         }
       },
     });
