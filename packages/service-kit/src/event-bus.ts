@@ -9,7 +9,7 @@
  * feed the tenant projections (`notification.*`, `webhook.endpoint_*`): consumers ignore the types
  * they do not handle.
  */
-import { randomId } from "./random-id.js";
+import { timeOrderedId } from "./random-id.js";
 import { BusEvent } from "@platform/proto/webhooks/v1";
 import { RetentionPolicy, StorageType, type JetStreamManager } from "nats";
 import { ensureStream, nanos } from "./nats.js";
@@ -55,7 +55,7 @@ export async function declareEventsStream(
 }
 
 /** A new event id in the platform's format: `evt_` and 24 lowercase hex characters. */
-export const newEventId = (): string => randomId("evt_");
+export const newEventId = (): string => timeOrderedId("evt_");
 
 /** An event as it travels on the bus (a webhooks.v1.BusEvent); `object` is data.object. */
 export interface BusEventRecord {

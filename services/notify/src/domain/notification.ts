@@ -1,4 +1,4 @@
-import { randomId } from "@platform/service-kit/random-id";
+import { timeOrderedId } from "@platform/service-kit/random-id";
 import { DomainError, InvalidArgumentError } from "@platform/service-kit/errors";
 
 /**
@@ -266,9 +266,9 @@ export function canonicalNotification(request: NotificationRequest): string {
 export type DeliveryState = "sent" | "unknown" | "failed";
 
 export function newNotificationId(): string {
-  return randomId("ntf_");
+  return timeOrderedId("ntf_");
 }
 
 export function newTranscriptEntryId(): string {
-  return randomId("msg_");
+  return timeOrderedId("msg_");
 }
