@@ -272,57 +272,55 @@ export function createNotificationStore(
       ...[v[9], v[10], v[11], v[12], v[8], v[9], v[10], v[11], v[13], v[14], v[15], v[16], v[17], v[18]],
     ]).then((rows) => rows[0]!);
   /**
-   * Each send alone, one after the other in the order they came, when their batch's statement
-   * failed as a whole (it rolled back: nothing was kept): each is answered as it would have been
-   * without the others.
+   * A statement shared by the sends that arrive together (SendBatching): a lone send runs `one`
+   * (the single-send statement); several run `many`, and when that statement failed as a whole on
+   * the server (it rolled back: nothing was kept) each goes alone, one after the other in the
+   * order they came, answered as it would have been without the others. A database that could not
+   * be reached, or a connection lost, fails every send at once: going through them one by one
+   * would only wait out each one's connection timeout in turn.
    */
-  const eachAlone = async <R>(items: unknown[][], one: (values: unknown[]) => Promise<R>, error: unknown) => {
-    // A database that could not be reached, or a connection lost, fails every send at once: going
-    // through them one by one would only wait out each one's connection timeout in turn.
-    if (!failedInStatement(error)) throw error;
-    const answers: Array<R | Error> = [];
-    for (const values of items) answers.push(await one(values).catch((failure: unknown) => failure as Error));
+  const shared = <R>(
+    statement: "record" | "outcome",
+    one: (values: unknown[]) => Promise<R>,
+    many: (items: unknown[][]) => Promise<Array<R | Error>>,
+  ) =>
+    batching &&
+    batching.maxBatch > 1 &&
+    createBatcher<unknown[], R>({
+      ...batching,
+      onBatch: (size) => batching.onBatch?.(statement, size),
+      async run(items) {
+        const alone = (values: unknown[]) => one(values).catch((failure: unknown) => failure as Error);
+        if (items.length === 1) return [await alone(items[0]!)];
+        try {
+          return await many(items);
+        } catch (error) {
+          if (!failedInStatement(error)) throw error;
+          const answers: Array<R | Error> = [];
+          for (const values of items) answers.push(await alone(values));
+          return answers;
+        }
+      },
+    });
+  const recordBatch = shared("record", recordOne, async (items) => {
+    // In key order, so two batches that hold the same tenants take their rows' locks in one order.
+    const order = items.map((_, i) => i).sort((a, b) => compareKeys(items[a]!, items[b]!));
+    const sorted = order.map((i) => BATCHED_RECORD_ARGUMENTS.map((k) => items[i]![k]));
+    const rows = await queryRows<RecordRow & { failure: string | null; failure_detail: string | null }>(
+      pool,
+      recordSendsSql,
+      columns(sorted, BATCHED_RECORD_ARGUMENTS.length),
+    );
+    const answers = new Array<RecordRow | Error>(items.length);
+    order.forEach((item, position) => {
+      const row = rows[position]!;
+      answers[item] = row.failure ? refusalInBatch(row.failure, row.failure_detail) : row;
+    });
     return answers;
-  };
-  const batched = batching && batching.maxBatch > 1;
-  const recordBatch =
-    batched &&
-    createBatcher<unknown[], RecordRow>({
-      ...batching,
-      onBatch: (size) => batching.onBatch?.("record", size),
-      async run(items) {
-        if (items.length === 1) return [await recordOne(items[0]!).catch((error: unknown) => error as Error)];
-        // In key order, so two batches that hold the same tenants take their rows' locks in one order.
-        const order = items.map((_, i) => i).sort((a, b) => compareKeys(items[a]!, items[b]!));
-        const sorted = order.map((i) => items[i]!.filter((_, k) => BATCHED_RECORD_ARGUMENTS.includes(k)));
-        let rows: (RecordRow & { failure: string | null; failure_detail: string | null })[];
-        try {
-          rows = await queryRows(pool, recordSendsSql, columns(sorted, BATCHED_RECORD_ARGUMENTS.length));
-        } catch (error) {
-          return eachAlone(items, recordOne, error);
-        }
-        const answers = new Array<RecordRow | Error>(items.length);
-        order.forEach((item, position) => {
-          const row = rows[position]!;
-          answers[item] = row.failure ? refusalInBatch(row.failure, row.failure_detail) : row;
-        });
-        return answers;
-      },
-    });
-  const outcomeBatch =
-    batched &&
-    createBatcher<unknown[], OutcomeRow>({
-      ...batching,
-      onBatch: (size) => batching.onBatch?.("outcome", size),
-      async run(items) {
-        if (items.length === 1) return [await outcomeOne(items[0]!).catch((error: unknown) => error as Error)];
-        try {
-          return await queryRows<OutcomeRow>(pool, completeSendsSql, columns(items, items[0]!.length));
-        } catch (error) {
-          return eachAlone(items, outcomeOne, error);
-        }
-      },
-    });
+  });
+  const outcomeBatch = shared("outcome", outcomeOne, (items) =>
+    queryRows<OutcomeRow>(pool, completeSendsSql, columns(items, items[0]!.length)),
+  );
   return {
     async record(send) {
       // One statement (record_send, in the migration): claim, preconditions, allowance, command
