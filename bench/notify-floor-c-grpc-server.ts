@@ -30,44 +30,18 @@ import { createHash, randomUUID } from "node:crypto";
 import { Server, ServerCredentials, type ServiceDefinition } from "@grpc/grpc-js";
 import { AckPolicy, connect, headers as natsHeaders, type JsMsg, type NatsConnection } from "nats";
 import pg from "pg";
+import { createBatcher } from "@platform/service-kit/batcher";
 import { FLOOR_C_STATEMENTS } from "./notify-floor-c-schema.js";
 
 const { claim, outcome, stored, claimBatch, outcomeBatch } = FLOOR_C_STATEMENTS;
 
 /**
- * FLOOR_BATCH=1: calls that arrive together share one statement (no timer: the calls of one turn
- * go at once; while two run, the next calls wait and go together, up to 32).
+ * FLOOR_BATCH=1: calls that arrive together share one statement, gathered by the same batcher as
+ * notify's (service-kit's: the calls of one turn at once; while two run, the next calls wait and go
+ * together, up to 32), so the floor of shared statements gathers exactly as notify does.
  */
-function gathered<T, R>(run: (items: T[]) => Promise<R[]>): (item: T) => Promise<R> {
-  const queue: { item: T; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
-  let running = 0;
-  let scheduled = false;
-  const next = () => {
-    while (running < 2 && queue.length > 0) {
-      const batch = queue.splice(0, 32);
-      running++;
-      run(batch.map((b) => b.item))
-        .then(
-          (results) => batch.forEach((b, i) => b.resolve(results[i]!)),
-          (error: unknown) => batch.forEach((b) => b.reject(error)),
-        )
-        .finally(() => {
-          running--;
-          next();
-        });
-    }
-  };
-  return (item) =>
-    new Promise<R>((resolve, reject) => {
-      queue.push({ item, resolve, reject });
-      if (scheduled || running >= 2) return;
-      scheduled = true;
-      setImmediate(() => {
-        scheduled = false;
-        next();
-      });
-    });
-}
+const gathered = <T, R>(run: (items: T[]) => Promise<R[]>) =>
+  createBatcher<T, R>({ maxBatch: 32, maxInFlight: 2, run });
 const columns = (rows: unknown[][]) => rows[0]!.map((_, i) => rows.map((row) => row[i]));
 const batched = process.env.FLOOR_BATCH === "1";
 const claimOne = async (values: unknown[]) =>
