@@ -6,47 +6,31 @@
  * send that reaches the threshold. Each event is written exactly once with its payload, and a
  * commercial tenant's sends build none.
  */
-import { randomUUID } from "node:crypto";
-import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
-import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
-import pg from "pg";
+import type { Knex } from "@platform/service-kit/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrations } from "../migrations/index.js";
-import { NOTIFY_SCHEMA } from "../src/config.js";
 import { createEventOutbox, type EventOutbox } from "../src/db/event-outbox.js";
 import { createNotificationStore, type NotificationStore } from "../src/db/notification-store.js";
-import { createTenantRepository } from "../src/db/tenant-repository.js";
 import { allowanceThresholdEventId, thresholdSends } from "../src/domain/testing-allowance.js";
 import { TestingAllowanceExhaustedError } from "../src/domain/send-preconditions.js";
-import { activate } from "../src/domain/tenant.js";
+import { openSendDatabase, sendsOf, type SendDatabase } from "./send-store-database.js";
 
 /** Warned at 8 sends (80%), full at 10. */
 const ALLOWANCE = 10;
 
 describe("the testing allowance's events, built on demand (real Postgres)", () => {
-  let scratch: ScratchDatabase;
+  let database: SendDatabase;
   let db: Knex;
-  let pool: pg.Pool;
   let store: NotificationStore;
   /** The events the store built, by type, in order. */
   const built: string[] = [];
-  let serial = 0;
+  const newSend = sendsOf(ALLOWANCE);
 
   beforeAll(async () => {
-    scratch = await createScratchDatabase("allowance_events");
-    db = createDatabase({ url: scratch.url, schema: NOTIFY_SCHEMA, poolMax: 2 });
-    await migrateToLatest(db, NOTIFY_SCHEMA, migrations);
-    const tenants = createTenantRepository(db);
-    await db.transaction(async (trx) => {
-      for (const [id, plan] of [
-        ["tester", "testing"],
-        ["payer", "commercial"],
-      ] as const) {
-        await tenants.create(trx, { id, name: id, plan });
-        await tenants.update(trx, id, activate);
-      }
-    });
-    pool = new pg.Pool({ connectionString: scratch.url, max: 2, options: `-c search_path=${NOTIFY_SCHEMA}` });
+    database = await openSendDatabase("allowance_events", [
+      { id: "tester", plan: "testing" },
+      { id: "payer", plan: "commercial" },
+    ]);
+    db = database.db;
     const outbox = createEventOutbox({ namespace: "test." });
     const counting: EventOutbox = {
       ...outbox,
@@ -55,36 +39,14 @@ describe("the testing allowance's events, built on demand (real Postgres)", () =
         return outbox.entryOf(event);
       },
     };
-    store = createNotificationStore(db, pool, counting);
+    store = createNotificationStore(db, database.pool, counting);
   }, 60_000);
 
   afterAll(async () => {
-    await pool?.end();
-    await db?.destroy();
-    await scratch?.drop();
+    await database?.close();
   });
 
-  const send = async (tenantId: string) => {
-    const n = serial++;
-    const recorded = await store.record({
-      tenantId,
-      idempotencyKey: `key-${n}`,
-      fingerprint: "fp",
-      owner: randomUUID(),
-      notificationId: `ntf_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
-      transcriptEntryId: `msg_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
-      recipient: "+447700900123",
-      type: "reminder",
-      text: "Hi Ana",
-      actorReference: "crm-user-7",
-      delegationReference: null,
-      requestId: `req_${n}`,
-      leaseMs: 30_000,
-      ttlMs: 86_400_000,
-      testingAllowance: ALLOWANCE,
-    });
-    return recorded;
-  };
+  const send = (tenantId: string) => store.record(newSend(tenantId));
   const outboxRows = async () =>
     (
       await db.raw<{ rows: { event_id: string; subject: string; bytes: number }[] }>(

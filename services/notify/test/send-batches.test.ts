@@ -8,51 +8,40 @@
  * and a batch that fails as a whole is answered send by send.
  */
 import { randomUUID } from "node:crypto";
-import { createScratchDatabase, type ScratchDatabase } from "@platform/local-stack/postgres-databases";
-import { createDatabase, migrateToLatest, type Knex } from "@platform/service-kit/postgres";
+import type { Knex } from "@platform/service-kit/postgres";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { migrations } from "../migrations/index.js";
-import { NOTIFY_SCHEMA } from "../src/config.js";
 import type { ChannelOutcome } from "../src/domain/channel-provider.js";
 import { createEventOutbox } from "../src/db/event-outbox.js";
 import { createNotificationStore, type NewSend, type NotificationStore } from "../src/db/notification-store.js";
-import { createTenantRepository } from "../src/db/tenant-repository.js";
 import { ChannelPacedError } from "../src/domain/pacing.js";
 import { allowanceThresholdEventId } from "../src/domain/testing-allowance.js";
-import { activate } from "../src/domain/tenant.js";
+import { openSendDatabase, sendsOf, type SendDatabase } from "./send-store-database.js";
 
 /** Warned at 4 sends (80%), full at 5. */
 const ALLOWANCE = 5;
 
 describe("sends that arrive together share one statement and one commit (real Postgres)", () => {
-  let scratch: ScratchDatabase;
+  let database: SendDatabase;
   let db: Knex;
-  let pool: pg.Pool;
   let store: NotificationStore;
   /** Each batch that went out: its statement and its size. */
   const batches: string[] = [];
-  let serial = 0;
+  const newSend = sendsOf(ALLOWANCE);
 
   beforeAll(async () => {
-    scratch = await createScratchDatabase("send_batches");
-    db = createDatabase({ url: scratch.url, schema: NOTIFY_SCHEMA, poolMax: 2 });
-    await migrateToLatest(db, NOTIFY_SCHEMA, migrations);
-    const tenants = createTenantRepository(db);
-    await db.transaction(async (trx) => {
-      for (const [id, plan] of [
-        ["payer", "commercial"],
-        ["tester", "testing"],
-        ["paced", "commercial"],
-        ["dormant", "commercial"],
-      ] as const) {
-        await tenants.create(trx, { id, name: id, plan });
-        if (id !== "dormant") await tenants.update(trx, id, activate);
-      }
-      await tenants.setOptOut(trx, "payer", "+447700900999", true);
-    });
-    pool = new pg.Pool({ connectionString: scratch.url, max: 4, options: `-c search_path=${NOTIFY_SCHEMA}` });
-    store = createNotificationStore(db, pool, createEventOutbox({ namespace: "test." }), {
+    database = await openSendDatabase(
+      "send_batches",
+      [
+        { id: "payer", plan: "commercial" },
+        { id: "tester", plan: "testing" },
+        { id: "paced", plan: "commercial" },
+        { id: "dormant", plan: "commercial", activated: false },
+      ],
+      (trx, tenants) => tenants.setOptOut(trx, "payer", "+447700900999", true),
+    );
+    db = database.db;
+    store = createNotificationStore(db, database.pool, createEventOutbox({ namespace: "test." }), {
       maxBatch: 32,
       maxInFlight: 1,
       onBatch: (statement, size) => batches.push(`${statement} ${size}`),
@@ -60,36 +49,13 @@ describe("sends that arrive together share one statement and one commit (real Po
   }, 60_000);
 
   afterAll(async () => {
-    await pool?.end();
-    await db?.destroy();
-    await scratch?.drop();
+    await database?.close();
   });
 
   beforeEach(() => {
     batches.length = 0;
   });
 
-  const newSend = (tenantId: string, overrides: Partial<NewSend> = {}): NewSend => {
-    const n = serial++;
-    return {
-      tenantId,
-      idempotencyKey: `key-${String(n).padStart(4, "0")}`,
-      fingerprint: "fp",
-      owner: randomUUID(),
-      notificationId: `ntf_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
-      transcriptEntryId: `msg_${randomUUID().replaceAll("-", "").slice(0, 24)}`,
-      recipient: "+447700900123",
-      type: "reminder",
-      text: "Hi Ana",
-      actorReference: "crm-user-7",
-      delegationReference: null,
-      requestId: `req_${n}`,
-      leaseMs: 30_000,
-      ttlMs: 86_400_000,
-      testingAllowance: ALLOWANCE,
-      ...overrides,
-    };
-  };
   /** Each answer, or the refusal's code (or the pg error's SQLSTATE). */
   const settle = (sends: NewSend[]) =>
     Promise.all(
